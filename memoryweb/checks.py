@@ -1,0 +1,84 @@
+"""Health checks shared by `memoryweb config`, `serve` and `GET /healthz`."""
+
+from dataclasses import asdict, dataclass
+from urllib.parse import urlparse
+
+from django.conf import settings
+
+
+@dataclass
+class Check:
+    name: str
+    ok: bool
+    summary: str  # what is in force
+    detail: str = ""  # why it failed, in one sentence
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _redact(url: str) -> str:
+    parsed = urlparse(url)
+    if parsed.password:
+        return url.replace(f":{parsed.password}@", ":***@")
+    return url
+
+
+def check_database() -> Check:
+    from django.db import connection
+
+    where = f"embedded ({settings.MEMORYWEB_HOME / 'pgdata'})"
+    if not settings.DATABASE_EMBEDDED:
+        db = settings.DATABASES["default"]
+        where = f"postgresql://{db.get('HOST') or 'localhost'}:{db.get('PORT') or 5432}/{db.get('NAME')}"
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW server_version")
+            server = cursor.fetchone()[0]
+            cursor.execute("SELECT extname, extversion FROM pg_extension WHERE extname IN ('vector', 'pg_trgm')")
+            extensions = dict(cursor.fetchall())
+            cursor.execute("SELECT default_version FROM pg_available_extensions WHERE name = 'vector'")
+            available = cursor.fetchone()
+    except Exception as exc:
+        return Check("database", False, where, f"PostgreSQL at {where} is unreachable: {str(exc).strip().splitlines()[0]}")
+    vector = extensions.get("vector") or (f"{available[0]} (available, not yet created: run migrate)" if available else None)
+    summary = f"{where}, PostgreSQL {server}, pgvector {vector or 'missing'}"
+    if vector is None:
+        return Check("database", False, summary, "The pgvector extension is not installed on this PostgreSQL server.")
+    return Check("database", True, summary)
+
+
+def check_broker() -> Check:
+    if not settings.REDIS_URL:
+        return Check("broker", True, "none: Celery tasks run eagerly in-process")
+    import redis
+
+    url = _redact(settings.REDIS_URL)
+    try:
+        client = redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=2, socket_timeout=2)
+        client.ping()
+    except Exception as exc:
+        return Check("broker", False, f"Redis at {url}", f"Redis at {url} is unreachable ({exc.__class__.__name__}: {exc}).")
+    return Check("broker", True, f"Redis at {url} (reachable)")
+
+
+def check_llm() -> Check:
+    from memoryweb.providers.llm import describe_llm
+
+    ok, summary, detail = describe_llm()
+    return Check("llm", ok, summary, detail)
+
+
+def check_embedder() -> Check:
+    from memoryweb.providers.embedders import describe_embedder
+
+    ok, summary, detail = describe_embedder()
+    return Check("embedder", ok, summary, detail)
+
+
+def run_checks(*, deep: bool = True) -> list[Check]:
+    """All checks. `deep=False` skips the ones that load models (for the load balancer's probe)."""
+    checks = [check_database(), check_broker(), check_llm()]
+    if deep:
+        checks.append(check_embedder())
+    return checks

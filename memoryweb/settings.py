@@ -1,0 +1,194 @@
+"""Settings, all from the environment (see .env.example). Local defaults just work:
+an embedded PostgreSQL under MEMORYWEB_HOME and Celery tasks run in-process."""
+
+import secrets
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from memoryweb.env import env_bool, env_choice, env_float, env_int, env_list, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+MEMORYWEB_HOME = Path(env_str("MEMORYWEB_HOME", str(BASE_DIR / "var"))).expanduser().resolve()
+
+DEBUG = env_bool("DEBUG", True)
+
+
+def _secret_key() -> str:
+    key = env_str("SECRET_KEY")
+    if key:
+        return key
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "SECRET_KEY is not set: with DEBUG off memoryweb needs a SECRET_KEY in the environment "
+            "(for example: python -c 'import secrets; print(secrets.token_urlsafe(50))')."
+        )
+    # Local development: generate one key once and keep it, so sessions survive restarts.
+    path = MEMORYWEB_HOME / "secret_key"
+    if not path.exists():
+        MEMORYWEB_HOME.mkdir(parents=True, exist_ok=True)
+        path.write_text(secrets.token_urlsafe(50))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+SECRET_KEY = _secret_key()
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "django_htmx",
+    "memoryweb",
+    "accounts",
+    "memories",
+    "retrieval",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "memoryweb.urls"
+WSGI_APPLICATION = "memoryweb.wsgi.application"
+ASGI_APPLICATION = "memoryweb.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+
+# Database: DATABASE_URL, or the embedded PostgreSQL.
+def _database() -> dict:
+    url = env_str("DATABASE_URL")
+    if url:
+        try:
+            config = dj_database_url.parse(url, conn_max_age=env_int("DB_CONN_MAX_AGE", 60, minimum=0))
+        except Exception as exc:  # dj-database-url raises several exception types for bad input
+            raise ImproperlyConfigured(
+                f"DATABASE_URL is malformed ({str(exc).split('.')[0]}): expected postgres://USER:PASSWORD@HOST:PORT/NAME."
+            ) from None
+        if config.get("ENGINE") != "django.db.backends.postgresql" or not config.get("NAME"):
+            raise ImproperlyConfigured(
+                "DATABASE_URL must point at a PostgreSQL database, like postgres://USER:PASSWORD@HOST:5432/NAME."
+            )
+        return config
+    from memoryweb.embedded_db import DATABASE_NAME, ensure_server
+
+    try:
+        params = ensure_server(MEMORYWEB_HOME)
+    except Exception as exc:
+        raise ImproperlyConfigured(
+            f"The embedded PostgreSQL under {MEMORYWEB_HOME / 'pgdata'} could not start ({exc.__class__.__name__}: {exc}); "
+            "see its log file there, or set DATABASE_URL."
+        ) from None
+    return {
+        "ENGINE": "django.db.backends.postgresql",
+        # MEMORYWEB_DATABASE_NAME lets a worker started by a test use pytest-django's test database.
+        "NAME": env_str("MEMORYWEB_DATABASE_NAME", DATABASE_NAME),
+        **params,
+        "CONN_MAX_AGE": 0,
+    }
+
+
+DATABASE_EMBEDDED = not env_str("DATABASE_URL")
+DATABASES = {"default": _database()}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+AUTH_USER_MODEL = "accounts.User"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 8}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "/admin/login/"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = MEMORYWEB_HOME / "static"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+STATICFILES_DIRS = [BASE_DIR / "static"]
+WHITENOISE_USE_FINDERS = True  # serve straight from the finders, so `serve` needs no collectstatic
+
+# Production hardening: applies when DEBUG is off, and passes `manage.py check --deploy`.
+if not DEBUG:
+    SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # load balancers probe over plain HTTP
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000, minimum=0)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+    SECURE_CONTENT_TYPE_NOSNIFF = True
+    X_FRAME_OPTIONS = "DENY"
+
+# Celery: eager in-process without a broker; Redis and a worker with REDIS_URL.
+REDIS_URL = env_str("REDIS_URL")
+CELERY_BROKER_URL = REDIS_URL or "memory://"
+CELERY_RESULT_BACKEND = REDIS_URL or None
+CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=1)}
+CELERY_TIMEZONE = TIME_ZONE
+
+# Language model and embeddings.
+LLM_PROVIDER = env_choice("LLM_PROVIDER", "auto", {"auto", "ollama", "openai", "offline"})
+OLLAMA_URL = env_str("OLLAMA_URL", "http://127.0.0.1:11434")
+OLLAMA_MODEL = env_str("OLLAMA_MODEL", "llama3.1:8b")
+OPENAI_API_KEY = env_str("OPENAI_API_KEY")
+OPENAI_BASE_URL = env_str("OPENAI_BASE_URL")
+OPENAI_MODEL = env_str("OPENAI_MODEL", "gpt-4o-mini")
+LLM_TIMEOUT = env_float("LLM_TIMEOUT", 60.0)
+LLM_MAX_ATTEMPTS = env_int("LLM_MAX_ATTEMPTS", 3, minimum=1)
+EMBEDDER = env_choice("EMBEDDER", "local", {"local", "hash", "ollama", "openai"})
+EMBEDDING_MODEL = env_str("EMBEDDING_MODEL")  # empty: the embedder's default
+
+# Limits.
+MEMORYWEB_MAX_TEXT_BYTES = env_int("MEMORYWEB_MAX_TEXT_BYTES", 32 * 1024, minimum=1)
+# The local CLI acts as this user (default: the first admin) and is audited as such.
+MEMORYWEB_CLI_USER = env_str("MEMORYWEB_CLI_USER")
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING").upper()},
+    "loggers": {"memoryweb": {"level": env_str("LOG_LEVEL", "INFO").upper(), "propagate": True}},
+}

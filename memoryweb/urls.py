@@ -1,0 +1,11 @@
+from django.contrib import admin
+from django.urls import path
+from django.views.generic import RedirectView
+
+from memoryweb.health import healthz
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("healthz", healthz, name="healthz"),
+    path("", RedirectView.as_view(url="/admin/", permanent=False)),
+]

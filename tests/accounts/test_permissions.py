@@ -1,0 +1,68 @@
+import pytest
+
+from accounts.models import Team
+from accounts.permissions import Access, Principal, can, scope_get, scopes_for
+from accounts.tokens import token_issue
+from memoryweb.errors import Forbidden, NotFound
+
+
+def slugs(principal, access):
+    return set(scopes_for(principal, access).values_list("slug", flat=True))
+
+
+def test_every_user_gets_a_personal_team_where_they_are_admin(cast):
+    team = Team.objects.get(personal_for=cast.viewer)
+    assert team.memberships.get(user=cast.viewer).role == "admin"
+
+
+def test_roles_grant_read_write_admin_in_their_own_team(cast):
+    assert slugs(cast.p_owner, Access.ADMIN) == {"alpha", "alpha-two"}
+    assert slugs(cast.p_editor, Access.WRITE) == {"alpha", "alpha-two"}
+    assert slugs(cast.p_editor, Access.ADMIN) == set()
+    assert slugs(cast.p_viewer, Access.READ) == {"alpha", "alpha-two"}
+
+
+def test_a_viewer_cannot_write(cast):
+    assert slugs(cast.p_viewer, Access.WRITE) == set()
+    with pytest.raises(Forbidden):
+        scope_get(cast.p_viewer, "alpha", Access.WRITE)
+
+
+@pytest.mark.parametrize("access", list(Access))
+def test_a_member_of_team_a_cannot_touch_team_b_at_all(cast, access):
+    assert "bravo" not in slugs(cast.p_owner, access)
+    assert not can(cast.p_owner, cast.scope_b, access)
+    with pytest.raises(NotFound):  # not 403: another team's scope does not exist for them
+        scope_get(cast.p_owner, "bravo", access)
+    assert slugs(cast.p_outsider, access) == {"bravo"}
+
+
+def test_a_token_limited_to_scope_x_cannot_touch_scope_y_even_when_its_user_can(cast):
+    issued = token_issue(user=cast.owner, name="x-only", scopes=[cast.scope_a], can_write=True)
+    principal = Principal(user=cast.owner, token=issued.token)
+    assert slugs(principal, Access.READ) == {"alpha"}
+    assert slugs(principal, Access.WRITE) == {"alpha"}
+    with pytest.raises(NotFound):
+        scope_get(principal, "alpha-two", Access.READ)
+    assert scope_get(principal, "alpha", Access.WRITE) == cast.scope_a
+
+
+def test_a_read_only_token_cannot_write_and_no_token_administers(cast):
+    issued = token_issue(user=cast.owner, name="reader", scopes=[cast.scope_a])
+    principal = Principal(user=cast.owner, token=issued.token)
+    assert slugs(principal, Access.WRITE) == set()
+    assert slugs(principal, Access.ADMIN) == set()
+    with pytest.raises(Forbidden):
+        scope_get(principal, "alpha", Access.WRITE)
+
+
+def test_a_token_naming_another_teams_scope_still_cannot_reach_it(cast):
+    # Scopes on a token are a limit, never a grant.
+    issued = token_issue(user=cast.owner, name="sneaky", scopes=[cast.scope_b], can_write=True)
+    principal = Principal(user=cast.owner, token=issued.token)
+    assert slugs(principal, Access.READ) == set()
+
+
+def test_losing_membership_loses_access(cast):
+    cast.team_a.memberships.filter(user=cast.viewer).delete()
+    assert slugs(cast.p_viewer, Access.READ) == set()

@@ -1,0 +1,41 @@
+"""The fixed cast every door is tested with: an owner (admin of team A), an editor and a viewer
+in team A, and an outsider who owns team B."""
+
+import pytest
+
+from accounts.models import Role
+from accounts.permissions import Principal
+from accounts.services import membership_set, team_create, user_create
+from memories.models import Scope
+
+
+@pytest.fixture(autouse=True)
+def _fast_settings(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    settings.EMBEDDER = "hash"
+    settings.LLM_PROVIDER = "offline"
+
+
+class Cast:
+    pass
+
+
+@pytest.fixture
+def cast(db):
+    c = Cast()
+    c.owner = user_create(username="owner", password="pw-owner-123")
+    c.editor = user_create(username="editor", password="pw-editor-123")
+    c.viewer = user_create(username="viewer", password="pw-viewer-123")
+    c.outsider = user_create(username="outsider", password="pw-outsider-123")
+    c.team_a = team_create(slug="team-a", owner=c.owner)
+    membership_set(team=c.team_a, user=c.editor, role=Role.EDITOR)
+    membership_set(team=c.team_a, user=c.viewer, role=Role.VIEWER)
+    c.team_b = team_create(slug="team-b", owner=c.outsider)
+    c.scope_a = Scope.objects.create(team=c.team_a, slug="alpha", name="Alpha")
+    c.scope_a2 = Scope.objects.create(team=c.team_a, slug="alpha-two", name="Alpha two")
+    c.scope_b = Scope.objects.create(team=c.team_b, slug="bravo", name="Bravo")
+    c.p_owner = Principal(user=c.owner)
+    c.p_editor = Principal(user=c.editor)
+    c.p_viewer = Principal(user=c.viewer)
+    c.p_outsider = Principal(user=c.outsider)
+    return c

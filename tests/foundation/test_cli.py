@@ -1,0 +1,90 @@
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from accounts.models import ApiToken, User
+from accounts.tokens import token_authenticate
+from memories.models import AuditEvent, Scope
+
+
+def call(*args, stdin: str | None = None, monkeypatch=None) -> str:
+    out = io.StringIO()
+    if stdin is not None:
+        monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+@pytest.mark.django_db
+def test_user_create_reads_the_password_from_stdin_and_makes_a_personal_team(monkeypatch, capsys):
+    call("user", "create", "ada", "--admin", "--password-stdin", stdin="correct horse battery\n", monkeypatch=monkeypatch)
+    user = User.objects.get(username="ada")
+    assert user.is_superuser and user.check_password("correct horse battery")
+    assert user.personal_team.memberships.get(user=user).role == "admin"
+
+
+@pytest.mark.django_db
+def test_user_create_refuses_a_duplicate_and_a_weak_password(monkeypatch):
+    call("user", "create", "ada", "--password-stdin", stdin="correct horse battery\n", monkeypatch=monkeypatch)
+    with pytest.raises(CommandError, match="exists already"):
+        call("user", "create", "ada", "--password-stdin", stdin="correct horse battery\n", monkeypatch=monkeypatch)
+    with pytest.raises(CommandError, match="too short|too common"):
+        call("user", "create", "bob", "--password-stdin", stdin="abc\n", monkeypatch=monkeypatch)
+
+
+@pytest.mark.django_db
+def test_the_cli_acts_as_the_first_admin_created_on_a_fresh_install(settings, tmp_path, capsys):
+    settings.MEMORYWEB_HOME = tmp_path
+    call("scope", "create", "notes", "--name", "Notes")
+    admin = User.objects.get(username="admin")
+    assert admin.is_superuser and (tmp_path / "admin-password").exists()
+    scope = Scope.objects.get(slug="notes")
+    assert scope.team == admin.personal_team and scope.name == "Notes"
+    call("scope", "list", "--json")
+    listed = json.loads(capsys.readouterr().out)
+    assert [s["slug"] for s in listed["scopes"]] == ["notes"]
+
+
+@pytest.mark.django_db
+def test_scope_create_rejects_bad_slugs_duplicates_and_foreign_teams(cast):
+    with pytest.raises(CommandError, match="Invalid scope slug"):
+        call("scope", "create", "Bad Slug!", "--as", "owner")
+    with pytest.raises(CommandError, match="exists already"):
+        call("scope", "create", "alpha", "--as", "owner")
+    with pytest.raises(CommandError, match="No team named 'team-b'"):
+        call("scope", "create", "x", "--team", "team-b", "--as", "owner")
+    with pytest.raises(CommandError, match="Only admins"):
+        call("scope", "create", "x", "--team", "team-a", "--as", "editor")
+    call("scope", "create", "x", "--team", "team-a", "--as", "owner")
+    assert Scope.objects.get(slug="x").team == cast.team_a
+
+
+@pytest.mark.django_db
+def test_scope_list_shows_only_what_the_user_may_read(cast, capsys):
+    call("scope", "list", "--json", "--as", "viewer")
+    assert {s["slug"] for s in json.loads(capsys.readouterr().out)["scopes"]} == {"alpha", "alpha-two"}
+
+
+@pytest.mark.django_db
+def test_token_create_shows_the_secret_once_and_audits(cast, capsys):
+    call("token", "create", "agent", "--scope", "alpha", "--write", "--json", "--as", "owner")
+    secret = json.loads(capsys.readouterr().out)["token"]
+    assert token_authenticate(secret).name == "agent"
+    assert AuditEvent.objects.filter(action="token.create", actor_user=cast.owner).exists()
+    call("token", "list", "--as", "owner")
+    assert secret not in capsys.readouterr().out
+    prefix = ApiToken.objects.get(name="agent").prefix
+    call("token", "revoke", prefix, "--as", "owner")
+    assert token_authenticate(secret) is None
+    assert AuditEvent.objects.filter(action="token.revoke").count() == 1
+
+
+@pytest.mark.django_db
+def test_a_viewer_cannot_issue_a_write_token_nor_name_a_foreign_scope(cast):
+    with pytest.raises(CommandError, match="may not write"):
+        call("token", "create", "t", "--scope", "alpha", "--write", "--as", "viewer")
+    with pytest.raises(CommandError, match="No scope named 'bravo'"):
+        call("token", "create", "t", "--scope", "bravo", "--as", "owner")
