@@ -1,5 +1,6 @@
 import uuid
 
+from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.core.validators import RegexValidator
 from django.db import models
 from django.utils import timezone
@@ -60,8 +61,264 @@ class AuditEvent(models.Model):
         ordering = ["-created_at", "-id"]
         indexes = [
             # The history page of one row: WHERE target_type = … AND target_id = … ORDER BY created_at.
-            models.Index(fields=["target_type", "target_id", "created_at"], name="memories_audit_target_idx"),
+            models.Index(fields=["target_type", "target_id", "created_at"], name="mem_audit_target_idx"),
         ]
 
     def __str__(self) -> str:
         return f"{self.actor_label} {self.action} {self.target_type}:{self.target_id}"
+
+
+class ScopedQuerySet(models.QuerySet):
+    def in_scope(self, scope: Scope):
+        return self.filter(scope=scope)
+
+
+class Session(models.Model):
+    """A raw conversation, identified by the caller's id within a scope."""
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    scope = models.ForeignKey(Scope, on_delete=models.CASCADE, related_name="sessions")
+    external_id = models.CharField(max_length=200)
+    started_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = ScopedQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["scope", "external_id"], name="memories_session_unique_external_id"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.scope.slug}/{self.external_id}"
+
+
+class Turn(models.Model):
+    """One raw message of a session. Append-only: never updated, never deleted by processing."""
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    scope = models.ForeignKey(Scope, on_delete=models.CASCADE, related_name="turns")
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="turns")
+    external_id = models.CharField(max_length=200)
+    position = models.PositiveIntegerField()
+    speaker = models.CharField(max_length=200, blank=True)
+    text = models.TextField()
+    occurred_at = models.DateTimeField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = ScopedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["session_id", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "external_id"], name="memories_turn_unique_external_id"),
+        ]
+        indexes = [
+            # Neighbouring turns of a hit: WHERE session_id = … ORDER BY position.
+            models.Index(fields=["session", "position"], name="mem_turn_session_pos_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.session.external_id}:{self.external_id}"
+
+
+class EpisodeStatus(models.TextChoices):
+    PENDING = "pending"
+    PROCESSING = "processing"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class Episode(models.Model):
+    """One thing that was said or stored. The raw text is kept whatever extraction does."""
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    scope = models.ForeignKey(Scope, on_delete=models.CASCADE, related_name="episodes")
+    session = models.ForeignKey(Session, null=True, blank=True, on_delete=models.CASCADE, related_name="episodes")
+    turn = models.OneToOneField(Turn, null=True, blank=True, on_delete=models.CASCADE, related_name="episode")
+    text = models.TextField()
+    speaker = models.CharField(max_length=200, blank=True)
+    occurred_at = models.DateTimeField()
+    ingested_at = models.DateTimeField(default=timezone.now)
+    importance = models.FloatField(null=True, blank=True)
+    location = models.CharField(max_length=200, blank=True)
+    source = models.CharField(max_length=32, default="cli")
+    author = models.ForeignKey("accounts.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    status = models.CharField(max_length=16, choices=EpisodeStatus.choices, default=EpisodeStatus.PENDING)
+    error = models.TextField(blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    processed_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ScopedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["occurred_at", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(importance__isnull=True) | models.Q(importance__gte=0, importance__lte=1),
+                name="memories_episode_importance_0_1",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(status__in=[s.value for s in EpisodeStatus]), name="memories_episode_status_valid"
+            ),
+        ]
+        indexes = [
+            # Time filters in recall: WHERE scope_id = … AND occurred_at BETWEEN … .
+            models.Index(fields=["scope", "occurred_at"], name="mem_episode_scope_time_idx"),
+            # Retry queues and the failed list: WHERE status IN ('pending', 'failed').
+            models.Index(fields=["scope", "status"], name="mem_episode_status_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"episode {self.public_id} ({self.status})"
+
+
+class EntityKind(models.TextChoices):
+    PERSON = "person"
+    ORGANIZATION = "organization"
+    PLACE = "place"
+    THING = "thing"
+    OTHER = "other"
+
+
+class Entity(models.Model):
+    """One canonical identity per scope. A merge keeps `merged_into`, never deletes."""
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    scope = models.ForeignKey(Scope, on_delete=models.CASCADE, related_name="entities")
+    name = models.CharField(max_length=200)
+    kind = models.CharField(max_length=16, choices=EntityKind.choices, default=EntityKind.OTHER)
+    merged_into = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="merged_from")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = ScopedQuerySet.as_manager()
+
+    class Meta:
+        verbose_name_plural = "entities"
+        indexes = [models.Index(fields=["scope", "name"], name="mem_entity_scope_name_idx")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class EntityAlias(models.Model):
+    """A name an entity goes by ("Google", "google", "my company"). One entity per alias in a scope."""
+
+    scope = models.ForeignKey(Scope, on_delete=models.CASCADE, related_name="aliases")
+    entity = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="aliases")
+    alias = models.CharField(max_length=200)
+    normalized = models.CharField(max_length=200)  # casefolded, whitespace collapsed
+    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = ScopedQuerySet.as_manager()
+
+    class Meta:
+        verbose_name_plural = "entity aliases"
+        constraints = [
+            models.UniqueConstraint(fields=["scope", "normalized"], name="memories_alias_unique_per_scope"),
+        ]
+        indexes = [
+            # Trigram resolution: WHERE scope_id = … AND normalized % 'query' (pg_trgm).
+            GinIndex(OpClass(models.F("normalized"), name="gin_trgm_ops"), name="memories_alias_trgm_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.alias} → {self.entity}"
+
+
+class FactStatus(models.TextChoices):
+    ACTIVE = "active"
+    SUPERSEDED = "superseded"
+    RETRACTED = "retracted"
+
+
+class Provenance(models.TextChoices):
+    EXTRACTED = "extracted"
+    MANUAL = "manual"
+    CONSOLIDATION = "consolidation"
+
+
+class Fact(models.Model):
+    """A state that holds from `valid_from` until `valid_to`. Never deleted: a new value
+    supersedes the old one (status, `valid_to`), a retraction ends it."""
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    scope = models.ForeignKey(Scope, on_delete=models.CASCADE, related_name="facts")
+    subject = models.ForeignKey(Entity, on_delete=models.PROTECT, related_name="facts")
+    attribute = models.CharField(max_length=64)
+    value = models.TextField()
+    value_normalized = models.CharField(max_length=300)
+    object_entity = models.ForeignKey(Entity, null=True, blank=True, on_delete=models.PROTECT, related_name="object_of")
+    sentence = models.TextField()
+    valid_from = models.DateTimeField(null=True, blank=True)
+    valid_to = models.DateTimeField(null=True, blank=True)
+    status = models.CharField(max_length=16, choices=FactStatus.choices, default=FactStatus.ACTIVE)
+    supersedes = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="superseded_by")
+    source_episode = models.ForeignKey(Episode, null=True, blank=True, on_delete=models.SET_NULL, related_name="facts")
+    confidence = models.FloatField(default=1.0)
+    importance = models.FloatField(default=0.5)
+    provenance = models.CharField(max_length=16, choices=Provenance.choices, default=Provenance.EXTRACTED)
+    author = models.ForeignKey("accounts.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = ScopedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["valid_from", "id"]
+        constraints = [
+            # One active fact per subject + attribute + value: re-extracting the same thing is a NOOP.
+            models.UniqueConstraint(
+                fields=["scope", "subject", "attribute", "value_normalized"],
+                condition=models.Q(status="active"),
+                name="memories_fact_one_active_per_value",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(status="active") | models.Q(valid_to__isnull=False),
+                name="memories_fact_ended_has_valid_to",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(valid_to__isnull=True) | models.Q(valid_from__isnull=True) | models.Q(valid_to__gte=models.F("valid_from")),
+                name="memories_fact_interval_ordered",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(status__in=[s.value for s in FactStatus]), name="memories_fact_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(confidence__gte=0, confidence__lte=1, importance__gte=0, importance__lte=1),
+                name="memories_fact_scores_0_1",
+            ),
+        ]
+        indexes = [
+            # Reconciliation and "where do I live?": WHERE scope_id = … AND subject_id = … AND attribute = … AND status = 'active'.
+            models.Index(fields=["scope", "subject", "attribute", "status"], name="memories_fact_lookup_idx"),
+            # Listing active facts of a scope and the as_of reads: WHERE scope_id = … AND status = ….
+            models.Index(fields=["scope", "status", "valid_from"], name="mem_fact_scope_status_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return self.sentence
+
+
+class MentionRole(models.TextChoices):
+    ACTOR = "actor"
+    OBJECT = "object"
+    LOCATION = "location"
+    OTHER = "other"
+
+
+class Mention(models.Model):
+    scope = models.ForeignKey(Scope, on_delete=models.CASCADE, related_name="mentions")
+    episode = models.ForeignKey(Episode, on_delete=models.CASCADE, related_name="mentions")
+    entity = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="mentions")
+    role = models.CharField(max_length=16, choices=MentionRole.choices, default=MentionRole.OTHER)
+
+    objects = ScopedQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["episode", "entity", "role"], name="memories_mention_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.entity} ({self.role}) in {self.episode_id}"
