@@ -119,6 +119,8 @@ def _database() -> dict:
 
 DATABASE_EMBEDDED = not env_str("DATABASE_URL")
 DATABASES = {"default": _database()}
+# Parallel test runs on one server each need their own test database.
+DATABASES["default"]["TEST"] = {"NAME": env_str("MEMORYWEB_TEST_DB_NAME", "test_memoryweb")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "accounts.User"
 
