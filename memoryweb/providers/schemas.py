@@ -7,20 +7,125 @@ returns these objects, whatever it is underneath.
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 EntityKindName = Literal["person", "organization", "place", "thing", "other"]
 RoleName = Literal["actor", "object", "location", "other"]
 
+# The attribute vocabulary the extractors use (the offline rules always, the LLM prompts as a
+# recommendation). Single-valued attributes hold one current value per subject, so a new value
+# supersedes the old one; everything else (likes, has_pet, has_* relations, visited, …) accumulates.
+ATTRIBUTES: dict[str, str] = {
+    "lives_in": "city or place the subject lives in now",
+    "lived_in": "a place the subject used to live in",
+    "works_at": "organization the subject works for",
+    "worked_at": "an organization the subject used to work for",
+    "role": "job title or position",
+    "studies_at": "school or university",
+    "studies": "subject of study",
+    "graduated_from": "school or university the subject graduated from",
+    "is_from": "country or city the subject comes from",
+    "grew_up_in": "place the subject grew up in",
+    "born_in": "place of birth",
+    "birth_date": "date of birth (ISO date)",
+    "age": "age in years",
+    "spouse": "husband or wife",
+    "partner": "girlfriend, boyfriend, partner or fiancé(e)",
+    "relationship_status": "single, married, engaged, divorced …",
+    "mother": "mother's name",
+    "father": "father's name",
+    "has_child": "a child (name when known)",
+    "has_son": "a son",
+    "has_daughter": "a daughter",
+    "has_sister": "a sister",
+    "has_brother": "a brother",
+    "has_friend": "a friend",
+    "has_pet": "a pet (its name when known, else the animal)",
+    "likes": "something the subject likes, loves or enjoys (normalised: 'playing football' -> football)",
+    "dislikes": "something the subject dislikes or hates",
+    "plays": "a sport, game or instrument the subject plays",
+    "speaks": "a language the subject speaks",
+    "visited": "a place the subject went to or visited",
+    "name": "the subject's own name",
+    "email": "email address",
+    "phone": "phone number",
+    "birthday": "birthday as said",
+    "number_of_children": "how many children",
+}
+SINGLE_VALUED_ATTRIBUTES: frozenset[str] = frozenset(
+    {
+        "lives_in", "works_at", "role", "studies_at", "studies", "is_from", "grew_up_in", "born_in",
+        "birth_date", "age", "spouse", "partner", "relationship_status", "mother", "father",
+        "name", "email", "phone", "birthday", "number_of_children", "boss",
+    }
+)  # fmt: skip
+
+
+def is_single_valued(attribute: str) -> bool:
+    """lives_in, works_at, role, favorite_* … hold one value; likes, has_*, visited … accumulate."""
+    return attribute in SINGLE_VALUED_ATTRIBUTES or attribute.startswith("favorite_")
+
+
+# Models say "city" or "company" where the schema says place or organization; those are hints,
+# not worth a retry.
+_KIND_SYNONYMS = {
+    "city": "place", "country": "place", "location": "place", "town": "place", "state": "place",
+    "region": "place", "company": "organization", "org": "organization", "employer": "organization",
+    "school": "organization", "university": "organization", "institution": "organization",
+    "human": "person", "people": "person", "animal": "other", "pet": "other", "object": "thing",
+    "item": "thing", "product": "thing", "concept": "other", "activity": "other", "event": "other",
+}  # fmt: skip
+_KINDS = {"person", "organization", "place", "thing", "other"}
+_ROLES = {"actor", "object", "location", "other"}
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nulls_mean_unset(cls, data):
+        """Models write null or "" for "not known": that means the default, not an error.
+
+        A required field left null still fails (as "Field required"), so the retry can name it."""
+        if not isinstance(data, dict):
+            return data
+        cleaned = {}
+        for key, value in data.items():
+            field = cls.model_fields.get(key)
+            if field is not None and (value is None or (isinstance(value, str) and not value.strip())):
+                if field.is_required() or field.default is not None or field.default_factory is not None:
+                    continue  # use the default (or report the field as missing)
+                value = None
+            cleaned[key] = value
+        return cleaned
+
+
+def _lenient_kind(value):
+    if isinstance(value, str):
+        value = value.strip().lower()
+        value = _KIND_SYNONYMS.get(value, value)
+        return value if value in _KINDS else "other"
+    return value
 
 
 class ExtractedEntity(_Strict):
     name: str = Field(min_length=1, max_length=200)
     kind: EntityKindName = "other"
     role: RoleName = "other"
+
+    @field_validator("kind", mode="before")
+    @classmethod
+    def _kind(cls, value):
+        return _lenient_kind(value)
+
+    @field_validator("role", mode="before")
+    @classmethod
+    def _role(cls, value):
+        if isinstance(value, str):
+            value = {"subject": "actor", "place": "location"}.get(value.strip().lower(), value.strip().lower())
+            return value if value in _ROLES else "other"
+        return value
 
 
 class ExtractedFact(_Strict):
@@ -43,6 +148,11 @@ class ExtractedFact(_Strict):
     def _snake(cls, value: str) -> str:
         return "_".join(value.lower().replace("-", " ").split())
 
+    @field_validator("object_kind", mode="before")
+    @classmethod
+    def _kind(cls, value):
+        return _lenient_kind(value)
+
 
 class Extraction(_Strict):
     entities: list[ExtractedEntity] = Field(default_factory=list)
@@ -58,3 +168,13 @@ class ReconcileDecision(_Strict):
     action: Literal["ADD", "UPDATE", "DELETE", "NOOP"]
     target_fact_id: str | None = Field(default=None, description="id of the existing fact for UPDATE, DELETE or NOOP")
     reason: str = ""
+
+    @field_validator("action", mode="before")
+    @classmethod
+    def _upper(cls, value):
+        return value.strip().upper() if isinstance(value, str) else value
+
+    @field_validator("target_fact_id", mode="before")
+    @classmethod
+    def _id_as_text(cls, value):
+        return str(value) if isinstance(value, int) else value
