@@ -147,6 +147,10 @@ class Episode(models.Model):
     status = models.CharField(max_length=16, choices=EpisodeStatus.choices, default=EpisodeStatus.PENDING)
     error = models.TextField(blank=True)
     attempts = models.PositiveIntegerField(default=0)
+    # Who holds the 'processing' claim: the Celery task id, so a redelivered message (same id,
+    # after its worker died) may take its own claim back; claimed_at lets a claim go stale.
+    claim_id = models.CharField(max_length=64, blank=True)
+    claimed_at = models.DateTimeField(null=True, blank=True)
     processed_at = models.DateTimeField(null=True, blank=True)
 
     objects = ScopedQuerySet.as_manager()

@@ -182,8 +182,26 @@ LLM_MAX_ATTEMPTS = env_int("LLM_MAX_ATTEMPTS", 3, minimum=1)
 EMBEDDER = env_choice("EMBEDDER", "local", {"local", "hash", "ollama", "openai"})
 EMBEDDING_MODEL = env_str("EMBEDDING_MODEL")  # empty: the embedder's default
 
+# Retrieval (retrieval/): candidates per list = FRACTION of the scope's documents, clamped to
+# MIN..MAX; reciprocal rank fusion constant; BM25 parameters; recency half-life and the
+# importance above which nothing decays; HNSW search breadth.
+RETRIEVAL_POOL_MIN = env_int("RETRIEVAL_POOL_MIN", 50, minimum=1)
+RETRIEVAL_POOL_MAX = env_int("RETRIEVAL_POOL_MAX", 500, minimum=1)
+RETRIEVAL_POOL_FRACTION = env_float("RETRIEVAL_POOL_FRACTION", 0.02)
+RETRIEVAL_RRF_K = env_float("RETRIEVAL_RRF_K", 10.0)
+RETRIEVAL_BM25_K1 = env_float("RETRIEVAL_BM25_K1", 1.2)
+RETRIEVAL_BM25_B = env_float("RETRIEVAL_BM25_B", 0.75)
+RETRIEVAL_HALF_LIFE_DAYS = env_float("RETRIEVAL_HALF_LIFE_DAYS", 365.0)
+RETRIEVAL_IMPORTANCE_FLOOR = env_float("RETRIEVAL_IMPORTANCE_FLOOR", 0.75)
+RETRIEVAL_EF_SEARCH = env_int("RETRIEVAL_EF_SEARCH", 100, minimum=1)
+# BM25 scores of what the one speaker a question names said are multiplied by 1 + this.
+RETRIEVAL_SPEAKER_BOOST = env_float("RETRIEVAL_SPEAKER_BOOST", 0.5)
+
 # Limits.
 MEMORYWEB_MAX_TEXT_BYTES = env_int("MEMORYWEB_MAX_TEXT_BYTES", 32 * 1024, minimum=1)
+# An episode claimed for extraction longer ago than this is presumed abandoned (its worker died
+# and its message was lost) and may be claimed again by any task or retried by a person.
+MEMORYWEB_EXTRACT_STALE_SECONDS = env_int("MEMORYWEB_EXTRACT_STALE_SECONDS", 15 * 60, minimum=1)
 # The local CLI acts as this user (default: the first admin) and is audited as such.
 MEMORYWEB_CLI_USER = env_str("MEMORYWEB_CLI_USER")
 

@@ -1,0 +1,136 @@
+"""`memoryweb bench ingest`: how fast raw turns go in, and how fast episodes go through
+extraction and reconciliation, on this machine. A benchmark, not a test.
+
+Works in a throwaway scope that is deleted afterwards. Two figures:
+- raw turns/s: `ingest_session` (validation, one transaction per session, the raw texts
+  embedded in batches by the embedder in force) without queueing extraction;
+- episodes/s: the extraction task run in-process on the first episodes, with the offline
+  extractor whatever LLM_PROVIDER says: rules, entity resolution, reconciliation and the
+  facts' embeddings.
+Model loading is timed apart (it happens once per process).
+"""
+
+import random
+import time
+import uuid
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime, timedelta
+
+from django.db import transaction
+from django.test.utils import override_settings
+
+from accounts.permissions import Principal
+from memoryweb.providers.embedders import get_embedder
+from memories.models import Episode, EpisodeStatus, Fact, Scope
+from memories.scopes import scope_create
+from memories.services.ingest import ingest_session
+from memories.tasks import extract_episode
+
+_PEOPLE = ["ankesh", "maria", "li", "tom", "aisha", "jonas", "priya", "omar", "sofia", "ken"]
+_CITIES = ["San Francisco", "New York", "Berlin", "London", "Paris", "Tokyo", "Lisbon", "Toronto", "Sydney", "Madrid"]
+_COMPANIES = ["Google", "Acme", "Globex", "Initech", "Umbrella", "Stark Industries", "Wayne Enterprises", "Hooli"]
+_ROLES = ["software engineer", "senior engineer", "designer", "product manager", "data scientist", "staff engineer"]
+_LIKES = ["football", "chess", "jazz", "hiking", "sushi", "painting", "tennis", "cooking", "poetry", "cycling"]
+_PETS = ["Rex", "Luna", "Milo", "Bella", "Max"]
+_TEMPLATES = [
+    "I love {like}",
+    "I just started at {company} as a {role} in {city}",
+    "I got promoted to {role} at {company}",
+    "I moved from {city} to {city2}",
+    "I live in {city}",
+    "I have a dog named {pet}",
+    "I don't like {like} anymore",
+    "haha that sounds great, see you tomorrow",
+    "what do you think about {like}?",
+    "My favorite food is {like}",
+]
+
+
+@dataclass
+class IngestBenchResult:
+    turns: int
+    sessions: int
+    turn_seconds: float
+    turns_per_second: float
+    episodes: int
+    episode_seconds: float
+    episodes_per_second: float
+    facts: int
+    failed: int
+    embedder: str
+    model_load_seconds: float
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def synthetic_sessions(*, turns: int, session_size: int, seed: int = 7) -> list[tuple[str, list[dict]]]:
+    """Chat-like sessions: people living, working, moving and liking things, and small talk."""
+    rng = random.Random(seed)
+    start = datetime(2023, 1, 1, tzinfo=UTC)
+    sessions = []
+    for offset in range(0, turns, session_size):
+        speaker = _PEOPLE[(offset // session_size) % len(_PEOPLE)]
+        messages = []
+        for number in range(offset, min(turns, offset + session_size)):
+            cities = rng.sample(_CITIES, 2)
+            text = rng.choice(_TEMPLATES).format(
+                like=rng.choice(_LIKES), company=rng.choice(_COMPANIES), role=rng.choice(_ROLES), city=cities[0],
+                city2=cities[1], pet=rng.choice(_PETS),
+            )
+            messages.append({"id": str(number), "speaker": speaker, "text": text,
+                             "occurred_at": (start + timedelta(hours=6 * number)).isoformat()})
+        sessions.append((f"bench-{offset // session_size}", messages))
+    return sessions
+
+
+def bench_ingest(*, principal: Principal, turns: int = 1000, episodes: int = 200, session_size: int = 50) -> IngestBenchResult:
+    scope = scope_create(principal=principal, slug=f"bench-{uuid.uuid4().hex[:10]}", name="throwaway benchmark scope")
+    try:
+        started = time.perf_counter()
+        embedder = get_embedder()
+        embedder.embed(["warm up"])
+        model_load = time.perf_counter() - started
+
+        sessions = synthetic_sessions(turns=turns, session_size=session_size)
+        started = time.perf_counter()
+        for session_id, messages in sessions:
+            ingest_session(scope=scope, session_id=session_id, messages=messages, actor=principal, source="bench", enqueue=False)
+        turn_seconds = time.perf_counter() - started
+
+        pending = list(Episode.objects.in_scope(scope).order_by("occurred_at", "id").values_list("pk", flat=True)[:episodes])
+        with override_settings(LLM_PROVIDER="offline"):
+            started = time.perf_counter()
+            for pk in pending:
+                extract_episode.apply(args=[pk])
+            episode_seconds = time.perf_counter() - started
+        failed = Episode.objects.in_scope(scope).filter(pk__in=pending, status=EpisodeStatus.FAILED).count()
+        facts = Fact.objects.in_scope(scope).count()
+    finally:
+        scope_delete_throwaway(scope=scope)
+    return IngestBenchResult(
+        turns=turns, sessions=len(sessions), turn_seconds=round(turn_seconds, 3),
+        turns_per_second=round(turns / turn_seconds, 1) if turn_seconds else 0.0,
+        episodes=len(pending), episode_seconds=round(episode_seconds, 3),
+        episodes_per_second=round(len(pending) / episode_seconds, 1) if episode_seconds else 0.0,
+        facts=facts, failed=failed, embedder=embedder.name, model_load_seconds=round(model_load, 2),
+    )
+
+
+def scope_delete_throwaway(*, scope: Scope) -> None:
+    """Delete a benchmark scope and everything in it. Facts go first: they protect their
+    entities and the facts they supersede from deletion."""
+    from memories.models import Entity, EntityAlias, Mention, Session
+    from retrieval.models import Embedding
+
+    with transaction.atomic():
+        Fact.objects.in_scope(scope).update(supersedes=None)
+        Fact.objects.in_scope(scope).delete()
+        Embedding.objects.filter(scope=scope).delete()
+        Mention.objects.in_scope(scope).delete()
+        Episode.objects.in_scope(scope).delete()
+        Session.objects.in_scope(scope).delete()
+        EntityAlias.objects.in_scope(scope).delete()
+        Entity.objects.in_scope(scope).update(merged_into=None)
+        Entity.objects.in_scope(scope).delete()
+        Scope.objects.filter(pk=scope.pk).delete()

@@ -1,0 +1,291 @@
+"""Extraction of one episode: the model reads the raw text; resolution and reconciliation turn
+its answer into entities, facts and mentions.
+
+Slow I/O happens first, outside any transaction: the model's extraction, the embeddings of
+every name and sentence (one batch), and, with a real language model, its reconcile decisions.
+Then one transaction locks the episode, resolves names, reconciles facts, writes mentions and
+marks the episode done, so a worker that dies halfway leaves nothing half-written and a second
+run finds the episode done. Any failure leaves the raw text as it was and the episode `failed`
+with a readable reason; `episode_retry` queues it again.
+"""
+
+import logging
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+import httpx
+from django.conf import settings
+from django.db import InterfaceError, OperationalError, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+from pydantic import ValidationError
+
+from accounts.permissions import Principal
+from memoryweb.errors import Conflict, NotFound
+from memoryweb.providers import llm as llm_provider
+from memoryweb.providers.embedders import get_embedder
+from memoryweb.providers.schemas import Extraction, ExtractedFact, ReconcileDecision
+from memories.attributes import canonical_attribute
+from memories.models import Episode, EpisodeStatus, EntityKind, Fact, Mention, MentionRole, Scope
+from memories.services.audit import audit_record
+from memories.services.reconcile import FactChange, NewFact, active_candidates, fact_reconcile, same_value
+from memories.services.resolve import Resolver
+from memories.services.vectors import Vectors
+from retrieval.models import Embedding, EmbeddingTarget
+
+logger = logging.getLogger("memoryweb.extract")
+
+# Worth retrying later, with backoff: the database or a remote embedder was briefly unreachable,
+# two workers deadlocked, or the model timed out or was unreachable (LLMError.retryable). Invalid
+# model output is not: its client retried already, so the episode fails and waits for a person.
+TRANSIENT_ERRORS: tuple[type[Exception], ...] = (OperationalError, InterfaceError, ConnectionError, TimeoutError, httpx.TransportError)
+
+
+class TransientExtractionError(Exception):
+    """Extraction failed for a reason that may pass; the episode is marked failed meanwhile."""
+
+
+_ERROR_LIMIT = 2000
+# Who said it when the episode does not say: "I" then means this person.
+_UNKNOWN_SPEAKER = "me"
+
+
+@dataclass
+class ExtractionOutcome:
+    episode_id: uuid.UUID
+    status: str
+    error: str = ""
+    changes: list[FactChange] = field(default_factory=list)
+
+    @property
+    def facts(self) -> list[Fact]:
+        return [c.fact for c in self.changes if c.fact is not None]
+
+
+def episode_get(*, scope: Scope, episode_public_id) -> Episode:
+    try:
+        public_id = uuid.UUID(str(episode_public_id))
+    except ValueError:
+        raise NotFound(f"No episode {episode_public_id!r} in scope {scope.slug!r}.") from None
+    episode = Episode.objects.in_scope(scope).filter(public_id=public_id).first()
+    if episode is None:
+        raise NotFound(f"No episode {episode_public_id!r} in scope {scope.slug!r}.")
+    return episode
+
+
+def episode_claim(*, episode_id: int, claim_id: str) -> bool:
+    """Take an episode for extraction, atomically. Claimable: pending or failed; processing
+    under this same claim (the message was redelivered after its worker died, or a retry of
+    the same task); processing under a claim gone stale (MEMORYWEB_EXTRACT_STALE_SECONDS)."""
+    now = timezone.now()
+    stale = now - timedelta(seconds=settings.MEMORYWEB_EXTRACT_STALE_SECONDS)
+    claimable = Q(status__in=[EpisodeStatus.PENDING, EpisodeStatus.FAILED]) | Q(
+        Q(claim_id=claim_id) | Q(claimed_at__lt=stale) | Q(claimed_at__isnull=True), status=EpisodeStatus.PROCESSING
+    )
+    updated = Episode.objects.filter(claimable, pk=episode_id).update(
+        status=EpisodeStatus.PROCESSING, claim_id=claim_id[:64], claimed_at=now, attempts=F("attempts") + 1
+    )
+    return updated == 1
+
+
+def episode_extract(*, episode_id: int) -> ExtractionOutcome:
+    """Extract, resolve and reconcile one episode; a `done` episode is left alone.
+
+    Any failure marks the episode failed with a reason; a transient one then raises
+    TransientExtractionError, so the task can try again later."""
+    episode = Episode.objects.select_related("scope", "author").get(pk=episode_id)
+    if episode.status == EpisodeStatus.DONE:
+        return ExtractionOutcome(episode.public_id, episode.status)
+    llm = None
+    try:
+        llm = llm_provider.get_llm()
+        return _extract(episode, llm)
+    except TRANSIENT_ERRORS as exc:
+        outcome = _fail(episode, f"Temporary failure: {_describe(exc)}")
+        raise TransientExtractionError(outcome.error) from exc
+    except llm_provider.LLMError as exc:
+        outcome = _fail(episode, f"The language model ({getattr(llm, 'name', settings.LLM_PROVIDER)}) failed: {exc}")
+        if getattr(exc, "retryable", False):
+            raise TransientExtractionError(outcome.error) from exc
+        return outcome
+    except ValidationError as exc:
+        return _fail(episode, f"The language model ({getattr(llm, 'name', '?')}) returned output that does not fit the schema: {exc}")
+    except Exception as exc:
+        logger.exception("Extracting episode %s failed", episode.public_id)
+        return _fail(episode, f"Extraction failed: {_describe(exc)}")
+
+
+def episode_retry(*, scope: Scope, episode_public_id, actor: Principal | None) -> Episode:
+    """Queue a failed episode again (also a pending one whose task was lost, or one stuck in
+    processing past the stale limit). Audited."""
+    from memories.tasks import extract_episode
+
+    episode = episode_get(scope=scope, episode_public_id=episode_public_id)
+    stale = timezone.now() - timedelta(seconds=settings.MEMORYWEB_EXTRACT_STALE_SECONDS)
+    retryable = Q(status__in=[EpisodeStatus.FAILED, EpisodeStatus.PENDING]) | Q(
+        Q(claimed_at__lt=stale) | Q(claimed_at__isnull=True), status=EpisodeStatus.PROCESSING
+    )
+    with transaction.atomic():
+        before = {"status": episode.status, "error": episode.error, "attempts": episode.attempts}
+        if Episode.objects.filter(retryable, pk=episode.pk).update(status=EpisodeStatus.PENDING, claim_id="") != 1:
+            episode.refresh_from_db()
+            raise Conflict(f"Episode {episode.public_id} is {episode.status}; only failed or pending episodes can be retried.")
+        audit_record(
+            principal=actor, action="episode.retry", target_type="episode", target_id=episode.public_id, scope=scope,
+            before=before, after={"status": EpisodeStatus.PENDING},
+        )
+        transaction.on_commit(lambda: extract_episode.delay(episode.pk), robust=True)
+    episode.refresh_from_db()
+    return episode
+
+
+def speaker_name(episode: Episode) -> str:
+    """Who "I" is in this episode: its speaker, else the person who stored it."""
+    if episode.speaker:
+        return episode.speaker
+    return episode.author.username if episode.author_id else _UNKNOWN_SPEAKER
+
+
+def _extract(episode: Episode, llm) -> ExtractionOutcome:
+    scope = episode.scope
+    speaker = speaker_name(episode)
+    extraction = llm.extract(text=episode.text, speaker=speaker, occurred_at=episode.occurred_at)
+    if not isinstance(extraction, Extraction):
+        extraction = Extraction.model_validate(extraction)
+    default_from = _not_after(extraction.occurred_at, episode.occurred_at) or episode.occurred_at
+
+    # One model pass for every name and sentence this episode needs, and its own text if missing.
+    embedder = get_embedder()
+    needs_episode_vector = not Embedding.objects.filter(
+        target_type=EmbeddingTarget.EPISODE, target_id=episode.pk, model=embedder.name
+    ).exists()
+    names = [speaker] + [e.name for e in extraction.entities]
+    for fact in extraction.facts:
+        names += [fact.subject, fact.object_entity or "", fact.previous_value or ""]
+    texts = names + [f.sentence for f in extraction.facts] + ([episode.text] if needs_episode_vector else [])
+    vectors = Vectors(texts, embedder=embedder)
+
+    answers = {} if getattr(llm, "is_offline", True) else _model_answers(llm, scope, speaker, vectors, extraction.facts)
+
+    with transaction.atomic():
+        locked = Episode.objects.select_for_update().get(pk=episode.pk)
+        if locked.status == EpisodeStatus.DONE:
+            return ExtractionOutcome(episode.public_id, locked.status)  # another run finished it meanwhile
+        resolver = Resolver(scope=scope, speaker=speaker, vectors=vectors)
+        mentions: set[tuple[int, str]] = set()
+        speaker_entity = resolver.resolve(speaker, kind=EntityKind.PERSON).entity
+        mentions.add((speaker_entity.pk, MentionRole.ACTOR))
+        for entity in extraction.entities:
+            mentions.add((resolver.resolve(entity.name, kind=entity.kind).entity.pk, entity.role))
+
+        changes = []
+        for index, extracted in enumerate(extraction.facts):
+            new = _resolved(extracted, resolver=resolver, default_from=default_from, said_at=episode.occurred_at,
+                            importance=extraction.importance)
+            mentions.add((new.subject.pk, MentionRole.ACTOR))
+            if new.object_entity is not None:
+                role = MentionRole.LOCATION if new.object_entity.kind == EntityKind.PLACE else MentionRole.OBJECT
+                mentions.add((new.object_entity.pk, role))
+            changes.append(fact_reconcile(scope=scope, new=new, episode=episode, model_answer=answers.get(index)))
+
+        Mention.objects.bulk_create(
+            [Mention(scope=scope, episode=episode, entity_id=pk, role=role) for pk, role in sorted(mentions)],
+            ignore_conflicts=True,
+        )
+        Episode.objects.filter(pk=episode.pk).update(
+            status=EpisodeStatus.DONE, error="", claim_id="", processed_at=timezone.now(),
+            importance=extraction.importance, location=(extraction.location or "")[:200],
+        )
+
+    _store_vectors(episode, vectors, changes, resolver, needs_episode_vector)
+    return ExtractionOutcome(episode.public_id, EpisodeStatus.DONE, changes=changes)
+
+
+def _not_after(moment: datetime | None, limit: datetime) -> datetime | None:
+    """A model's date, made aware (naive means UTC) and no later than when the text was said:
+    a state cannot have begun after someone reported it."""
+    if moment is None:
+        return None
+    if timezone.is_naive(moment):
+        moment = moment.replace(tzinfo=UTC)
+    return min(moment, limit)
+
+
+def _resolved(extracted: ExtractedFact, *, resolver: Resolver, default_from: datetime, said_at: datetime, importance: float) -> NewFact:
+    object_entity = previous_entity = None
+    if extracted.object_entity:
+        object_entity = resolver.resolve(extracted.object_entity, kind=extracted.object_kind).entity
+        if extracted.previous_value and extracted.object_kind != EntityKind.OTHER:
+            previous_entity = resolver.resolve(extracted.previous_value, kind=extracted.object_kind).entity
+    return NewFact(
+        subject=resolver.resolve(extracted.subject).entity,
+        attribute=canonical_attribute(extracted.attribute),
+        value=extracted.value,
+        sentence=extracted.sentence,
+        valid_from=_not_after(extracted.valid_from, said_at) or default_from,
+        object_entity=object_entity,
+        previous_value=extracted.previous_value,
+        previous_entity=previous_entity,
+        negated=extracted.negated,
+        confidence=extracted.confidence,
+        importance=extracted.importance if extracted.importance is not None else importance,
+    )
+
+
+def _model_answers(llm, scope: Scope, speaker: str, vectors: Vectors, facts: list[ExtractedFact]) -> dict[int, ReconcileDecision]:
+    """Ask the model about each fact that meets active facts, before the transaction (slow).
+    Its answers are checked against the facts as they stand inside the transaction."""
+    answers = {}
+    finder = Resolver(scope=scope, speaker=speaker, vectors=vectors)
+    for index, extracted in enumerate(facts):
+        subject = finder.find(extracted.subject)
+        if subject is None:
+            continue  # a new subject has no active facts to weigh
+        attribute = canonical_attribute(extracted.attribute)
+        candidates = active_candidates(scope=scope, subject=subject, attribute=attribute)[-20:]
+        if not candidates:
+            continue
+        probe = NewFact(subject=subject, attribute=attribute, value=extracted.value, sentence=extracted.sentence, valid_from=None)
+        if not extracted.negated and any(same_value(c, probe) for c in candidates):
+            continue  # the rules know this one: NOOP
+        try:
+            answers[index] = llm.decide(
+                fact=extracted,
+                candidates=[{"id": str(c.public_id), "attribute": c.attribute, "value": c.value, "sentence": c.sentence} for c in candidates],
+            )
+        except llm_provider.LLMError as exc:
+            logger.warning("The model could not decide on %r (%s); the rules decide", extracted.sentence, exc)
+    return answers
+
+
+def _store_vectors(episode: Episode, vectors: Vectors, changes: list[FactChange], resolver: Resolver, with_episode: bool) -> None:
+    """After the commit: vectors were computed before, so this is one short write each. A
+    failure here leaves the facts without vectors (reindex fills them), not the episode failed."""
+    try:
+        vectors.store(
+            scope=episode.scope, target_type=EmbeddingTarget.FACT,
+            items=[(c.fact.pk, c.fact.sentence) for c in changes if c.fact is not None],
+        )
+        vectors.store(scope=episode.scope, target_type=EmbeddingTarget.ENTITY, items=[(e.pk, e.name) for e in resolver.created])
+        if with_episode:
+            vectors.store(scope=episode.scope, target_type=EmbeddingTarget.EPISODE, items=[(episode.pk, episode.text)])
+    except Exception:
+        logger.warning("Storing vectors for episode %s failed", episode.public_id, exc_info=True)
+
+
+def _describe(exc: Exception) -> str:
+    text = str(exc).strip()
+    return f"{exc.__class__.__name__}: {text}" if text else exc.__class__.__name__
+
+
+def _fail(episode: Episode, error: str) -> ExtractionOutcome:
+    """Mark the episode failed with a reason; its raw text and turns are not touched."""
+    error = error[:_ERROR_LIMIT]
+    try:
+        Episode.objects.filter(pk=episode.pk).exclude(status=EpisodeStatus.DONE).update(
+            status=EpisodeStatus.FAILED, error=error, claim_id=""
+        )
+    except Exception:
+        logger.exception("Could not mark episode %s failed (%s)", episode.public_id, error)
+    return ExtractionOutcome(episode.public_id, EpisodeStatus.FAILED, error=error)

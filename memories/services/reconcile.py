@@ -1,0 +1,234 @@
+"""Reconciliation: what one extracted fact does to the active facts of its subject.
+
+ADD      a new active fact beside the others;
+UPDATE   supersede: the old fact gets `valid_to` (the new one's `valid_from`) and status
+         `superseded`, the new one links to it through `supersedes`;
+DELETE   retract: the matching active fact gets `valid_to` and status `retracted`;
+NOOP     the same value is active already (or this episode said it before).
+Nothing is ever deleted. With a language model, the model decides (its answer is checked
+against the candidates and overruled by the rules when it makes no sense); offline, the rules
+in `decide_by_rules` decide from the attribute (memories/attributes.py).
+
+`fact_reconcile` runs inside the caller's transaction and serialises work on one
+(subject, attribute) with a transaction-level advisory lock plus row locks on the active facts,
+so two workers cannot both supersede the same fact or both add the same value.
+"""
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Q
+
+from memories.attributes import is_single_valued
+from memories.models import Entity, Episode, Fact, FactStatus, Provenance, Scope
+from memories.normalize import normalize_value
+from memoryweb.providers.schemas import ReconcileDecision
+
+ADD, UPDATE, DELETE, NOOP = "ADD", "UPDATE", "DELETE", "NOOP"
+
+
+@dataclass
+class NewFact:
+    """An extracted fact with its names resolved to entities."""
+
+    subject: Entity
+    attribute: str  # canonical (memories.attributes.canonical_attribute)
+    value: str
+    sentence: str
+    valid_from: datetime | None
+    object_entity: Entity | None = None
+    previous_value: str | None = None
+    previous_entity: Entity | None = None
+    negated: bool = False
+    confidence: float = 0.9
+    importance: float = 0.5
+
+    @property
+    def value_normalized(self) -> str:
+        return normalize_value(self.value)
+
+
+@dataclass
+class Decision:
+    action: str
+    target: Fact | None = None
+    reason: str = ""
+    decided_by: str = "rules"
+
+
+@dataclass
+class FactChange:
+    """What reconciliation did, for reports and the CLI."""
+
+    action: str
+    attribute: str
+    value: str
+    fact: Fact | None = None  # the fact written (ADD, UPDATE)
+    target: Fact | None = None  # the fact superseded, retracted or matched
+    reason: str = ""
+    decided_by: str = "rules"
+
+
+def same_value(candidate: Fact, new: NewFact) -> bool:
+    if candidate.value_normalized == new.value_normalized:
+        return True
+    return new.object_entity is not None and candidate.object_entity_id == new.object_entity.pk
+
+
+def decide_by_rules(*, new: NewFact, candidates: list[Fact]) -> Decision:
+    """The offline policy (and the fallback when a model's answer makes no sense)."""
+    matching = next((c for c in candidates if same_value(c, new)), None)
+    if new.negated:
+        if matching is not None:
+            return Decision(DELETE, matching, "the text says this is no longer true")
+        return Decision(NOOP, None, "negated, and no active fact says it")
+    if matching is not None:
+        return Decision(NOOP, matching, "the same value is active already")
+    if candidates and is_single_valued(new.attribute):
+        return Decision(UPDATE, candidates[-1], f"{new.attribute} holds one value at a time")
+    return Decision(ADD, None, "a new value" if candidates else "nothing known yet")
+
+
+def decision_from_model(*, answer: ReconcileDecision | None, new: NewFact, candidates: list[Fact]) -> Decision | None:
+    """The model's decision if it is coherent with the current candidates, else None."""
+    if answer is None:
+        return None
+    by_id = {str(c.public_id): c for c in candidates}
+    if answer.action in (ADD, UPDATE) and not new.negated:
+        matching = next((c for c in candidates if same_value(c, new)), None)
+        if matching is not None:
+            return Decision(NOOP, matching, "the same value is active already", "llm")  # would duplicate it
+    if answer.action == ADD:
+        return Decision(ADD, None, answer.reason, "llm")
+    target = by_id.get((answer.target_fact_id or "").strip())
+    if target is None:
+        return None  # no target, or one that is not among the candidates
+    return Decision(answer.action, target, answer.reason, "llm")
+
+
+def active_candidates(*, scope: Scope, subject: Entity, attribute: str, lock: bool = False) -> list[Fact]:
+    facts = Fact.objects.in_scope(scope).filter(subject=subject, attribute=attribute, status=FactStatus.ACTIVE)
+    if lock:
+        facts = facts.select_for_update()
+    return list(facts.order_by("valid_from", "id"))
+
+
+def fact_reconcile(
+    *, scope: Scope, new: NewFact, episode: Episode | None, model_answer: ReconcileDecision | None = None,
+    provenance: str = Provenance.EXTRACTED, author=None,
+) -> FactChange:
+    """Apply one fact. Call inside a transaction."""
+    lock_subject_attribute(subject=new.subject, attribute=new.attribute)
+    candidates = active_candidates(scope=scope, subject=new.subject, attribute=new.attribute, lock=True)
+
+    if episode is not None:
+        # Safe to run twice: what this episode wrote before is not written again.
+        earlier = Fact.objects.in_scope(scope).filter(
+            source_episode=episode, subject=new.subject, attribute=new.attribute, value_normalized=new.value_normalized
+        ).first()
+        if earlier is not None and not new.negated:
+            return FactChange(NOOP, new.attribute, new.value, target=earlier, reason="this episode said it before")
+
+    decision = decision_from_model(answer=model_answer, new=new, candidates=candidates) or decide_by_rules(
+        new=new, candidates=candidates
+    )
+    change = FactChange(decision.action, new.attribute, new.value, target=decision.target, reason=decision.reason,
+                        decided_by=decision.decided_by)
+    fields = {"scope": scope, "source_episode": episode, "provenance": provenance, "author": author}
+
+    if decision.action == NOOP:
+        return change
+    if decision.action == DELETE:
+        fact_end(decision.target, status=FactStatus.RETRACTED, at=new.valid_from)
+        return change
+    if decision.action == UPDATE:
+        later = [c for c in candidates if c.valid_from and c.valid_from > new.valid_from]
+        if later:
+            # Told out of order (an older episode processed after a newer one): the new fact is
+            # history, ending where the current one begins; the current one stays active.
+            known = _history_covering(scope=scope, new=new)
+            if known is not None:
+                change.action, change.target, change.reason = NOOP, known, "the history says so already"
+                return change
+            change.fact = _create(new, **fields, status=FactStatus.SUPERSEDED, valid_to=later[0].valid_from)
+            if later[0].supersedes_id is None:
+                later[0].supersedes = change.fact
+                later[0].save(update_fields=["supersedes", "updated_at"])
+            change.reason = "older than the active value: recorded as history"
+            return change
+        ended = [decision.target] if decision.decided_by == "llm" else candidates
+        for old in ended:
+            fact_end(old, status=FactStatus.SUPERSEDED, at=new.valid_from)
+        change.fact = _create(new, **fields, supersedes=decision.target)
+        return change
+
+    # ADD. "Moved from X to Y" with nothing known yet: X becomes history, so the chain shows it.
+    supersedes = None
+    if new.previous_value and is_single_valued(new.attribute) and normalize_value(new.previous_value) != new.value_normalized:
+        supersedes = _previous(new, **fields)
+    change.fact = _create(new, **fields, supersedes=supersedes)
+    if change.fact is None:
+        change.action, change.reason = NOOP, "the same value became active meanwhile"
+    return change
+
+
+def _history_covering(*, scope: Scope, new: NewFact) -> Fact | None:
+    """An ended fact with this value whose interval contains the new fact's start."""
+    return (
+        Fact.objects.in_scope(scope)
+        .filter(subject=new.subject, attribute=new.attribute, value_normalized=new.value_normalized, valid_to__gte=new.valid_from)
+        .filter(Q(valid_from__isnull=True) | Q(valid_from__lte=new.valid_from))
+        .exclude(status=FactStatus.ACTIVE)
+        .first()
+    )
+
+
+def lock_subject_attribute(*, subject: Entity, attribute: str) -> None:
+    # Row locks cover existing active facts only; this also covers "none active yet", where
+    # two transactions would otherwise both ADD. Released at commit.
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"memoryweb:fact:{subject.pk}:{attribute}"])
+
+
+def fact_end(fact: Fact, *, status: str, at: datetime) -> None:
+    """End an active fact at `at` (never before it began)."""
+    fact.status = status
+    fact.valid_to = max(at, fact.valid_from) if fact.valid_from else at
+    fact.save(update_fields=["status", "valid_to", "updated_at"])
+
+
+def _create(new: NewFact, *, status: str = FactStatus.ACTIVE, valid_to: datetime | None = None, supersedes: Fact | None = None,
+            **fields) -> Fact | None:
+    try:
+        with transaction.atomic():
+            return Fact.objects.create(
+                subject=new.subject, attribute=new.attribute, value=new.value, value_normalized=new.value_normalized,
+                object_entity=new.object_entity, sentence=new.sentence, valid_from=new.valid_from, valid_to=valid_to,
+                status=status, supersedes=supersedes, confidence=new.confidence, importance=new.importance, **fields,
+            )
+    except IntegrityError:
+        if status != FactStatus.ACTIVE:
+            raise
+        return None  # the one-active-per-value constraint: someone else holds this value
+
+
+def _previous(new: NewFact, **fields) -> Fact:
+    """The value a "from X to Y" statement replaced, as a fact that ended when Y began."""
+    value = new.previous_value
+    existing = (
+        Fact.objects.in_scope(fields["scope"])
+        .filter(subject=new.subject, attribute=new.attribute, value_normalized=normalize_value(value))
+        .exclude(status=FactStatus.ACTIVE)
+        .order_by("-valid_to", "-id")
+        .first()
+    )
+    if existing is not None:
+        return existing
+    previous = NewFact(
+        subject=new.subject, attribute=new.attribute, value=value, object_entity=new.previous_entity,
+        sentence=f"{new.subject.name} {new.attribute.replace('_', ' ')} {value}.",
+        valid_from=None,  # when it began is unknown: the text only says when it ended
+        confidence=new.confidence, importance=new.importance,
+    )
+    return _create(previous, status=FactStatus.SUPERSEDED, valid_to=new.valid_from, **fields)

@@ -1,0 +1,52 @@
+"""Celery tasks: doors that claim a row and call one service."""
+
+import os
+import random
+import time
+
+from memoryweb.celery import app
+from memories.services.extract import TransientExtractionError, episode_claim, episode_extract
+
+MAX_RETRIES = 5
+
+
+def retry_countdown(retries: int) -> float:
+    """Exponential backoff with jitter: about 10 s, 20 s, 40 s … capped at 10 minutes."""
+    return min(600.0, 10.0 * 2**retries) * random.uniform(0.5, 1.0)
+
+
+# Bound to memoryweb's app rather than `shared_task`: a shared task follows whichever Celery app
+# was created last (a client app in a test or script would silently take its messages).
+@app.task(
+    bind=True,
+    name="memories.extract_episode",
+    # The message is acknowledged after the task returns: a worker that dies mid-task leaves
+    # it unacknowledged, and the broker hands it out again (Redis: after the visibility timeout).
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=MAX_RETRIES,
+)
+def extract_episode(self, episode_id: int) -> str:
+    # A redelivered message or a retry carries the same task id, so it may take back its own
+    # 'processing' claim; extraction is idempotent, so running it again is safe.
+    claim_id = self.request.id or f"local-{os.getpid()}"
+    if not episode_claim(episode_id=episode_id, claim_id=claim_id):
+        return "skipped"  # done already, or another live task holds it
+    _test_delay()
+    try:
+        return episode_extract(episode_id=episode_id).status
+    except TransientExtractionError as exc:
+        if self.request.is_eager:
+            # In-process there is no queue to come back to later: the episode stays failed
+            # with its reason, for a person (or `memoryweb retry`) to retry.
+            return "failed"
+        # After MAX_RETRIES this raises the error; the episode is failed with its reason already.
+        raise self.retry(exc=exc, countdown=retry_countdown(self.request.retries)) from exc
+
+
+def _test_delay() -> None:
+    """Test hook only: MEMORYWEB_TEST_EXTRACT_DELAY seconds of sleep after the claim, so a test
+    can kill a worker while it holds an episode. Not a setting; never set it in production."""
+    delay = os.environ.get("MEMORYWEB_TEST_EXTRACT_DELAY")
+    if delay:
+        time.sleep(float(delay))

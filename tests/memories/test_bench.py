@@ -1,0 +1,51 @@
+"""`memoryweb bench ingest` runs end to end and leaves nothing behind (the figures are not tested)."""
+
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from memories.bench import synthetic_sessions
+from memories.models import Entity, Episode, Fact, Scope, Turn
+from retrieval.models import Embedding
+
+
+def test_bench_ingest_reports_both_figures_and_deletes_its_scope(cast, capsys):
+    scopes = set(Scope.objects.values_list("slug", flat=True))
+    call_command("bench", "ingest", "--turns", "60", "--episodes", "30", "--session-size", "20", "--json", "--as", "owner")
+    result = json.loads(capsys.readouterr().out)
+    assert result["turns"] == 60 and result["sessions"] == 3 and result["episodes"] == 30
+    assert result["turns_per_second"] > 0 and result["episodes_per_second"] > 0
+    assert result["facts"] > 0 and result["failed"] == 0 and result["embedder"] == "hash-384"
+    assert set(Scope.objects.values_list("slug", flat=True)) == scopes
+    assert not (Turn.objects.exists() or Episode.objects.exists() or Fact.objects.exists() or Entity.objects.exists()
+                or Embedding.objects.exists())
+
+
+def test_bench_ingest_prints_a_readable_summary(cast):
+    out = io.StringIO()
+    call_command("bench", "ingest", "--turns", "10", "--episodes", "5", "--as", "owner", stdout=out)
+    assert "turns/s" in out.getvalue() and "episodes/s" in out.getvalue()
+
+
+def test_synthetic_sessions_are_deterministic_and_sized():
+    sessions = synthetic_sessions(turns=25, session_size=10)
+    assert [len(m) for _, m in sessions] == [10, 10, 5]
+    assert sessions == synthetic_sessions(turns=25, session_size=10)
+
+
+def test_bench_recall_says_when_it_is_not_available(cast, monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_retrieval_bench(name, *args, **kwargs):
+        if name == "retrieval.bench":
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_retrieval_bench)
+    with pytest.raises(CommandError, match="not available yet"):
+        call_command("bench", "recall", "--as", "owner")
