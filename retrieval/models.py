@@ -1,3 +1,5 @@
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.utils import timezone
 from pgvector.django import VectorField
@@ -10,6 +12,12 @@ class EmbeddingTarget(models.TextChoices):
     EPISODE = "episode"
     TURN = "turn"
     ENTITY = "entity"
+    # The search index's own vectors, target_id = SearchDocument.id (see SearchDocument).
+    DOC_FACT = "doc_fact"
+    DOC_EPISODE = "doc_episode"
+    DOC_TURN = "doc_turn"
+    DOC_TURN_W1 = "doc_turn_w1"
+    DOC_TURN_W2 = "doc_turn_w2"
 
 
 class Embedding(models.Model):
@@ -40,3 +48,106 @@ class Embedding(models.Model):
 
     def __str__(self) -> str:
         return f"{self.target_type}:{self.target_id} ({self.model})"
+
+
+class Collection(models.TextChoices):
+    """A BM25 corpus of a scope: each has its own term statistics and its own ranked list."""
+
+    FACT = "fact"
+    EPISODE = "episode"
+    TURN = "turn"
+    # A turn together with its neighbours in the session (±1, ±2 turns), centred on the turn.
+    TURN_W1 = "turn_w1"
+    TURN_W2 = "turn_w2"
+
+
+class SearchDocumentQuerySet(models.QuerySet):
+    def in_scope(self, scope: Scope) -> "SearchDocumentQuerySet":
+        return self.filter(scope=scope)
+
+
+class SearchDocument(models.Model):
+    """The indexed text of a fact, an episode, a turn or a window of turns (target_id: the centre turn).
+
+    `tsv` is `to_tsvector('english', text)` and `length` its number of tokens (BM25's |d|). Its
+    vector is stored in Embedding with target_type `doc_<collection>` and target_id = this row's id.
+    """
+
+    scope = models.ForeignKey(Scope, on_delete=models.CASCADE, related_name="search_documents")
+    collection = models.CharField(max_length=16, choices=Collection.choices)
+    target_id = models.BigIntegerField()
+    text = models.TextField()
+    tsv = SearchVectorField()
+    length = models.PositiveIntegerField()
+    # Who said it (turns, windows: the centre turn's speaker; facts: the subject), for speaker-aware ranking.
+    speaker = models.CharField(max_length=200, blank=True)
+    occurred_at = models.DateTimeField(null=True, blank=True)
+    indexed_at = models.DateTimeField(default=timezone.now)
+
+    objects = SearchDocumentQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["collection", "target_id"], name="retrieval_searchdoc_unique_target"),
+        ]
+        indexes = [
+            # BM25 candidates: WHERE scope_id = … AND collection = ANY(…) AND tsv @@ 'a | b'::tsquery (btree_gin).
+            GinIndex(fields=["scope", "collection", "tsv"], name="retr_searchdoc_tsv_gin"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.collection}:{self.target_id}"
+
+
+class TermStat(models.Model):
+    """Document frequency of one lexeme in one collection of a scope, maintained as documents come and go."""
+
+    scope = models.ForeignKey(Scope, on_delete=models.CASCADE, related_name="+")
+    collection = models.CharField(max_length=16, choices=Collection.choices)
+    lexeme = models.TextField()
+    df = models.IntegerField()
+
+    class Meta:
+        constraints = [
+            # Also serves the idf lookup: WHERE scope_id = … AND collection = ANY(…) AND lexeme = ANY(…).
+            models.UniqueConstraint(fields=["scope", "collection", "lexeme"], name="retrieval_termstat_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.collection}:{self.lexeme}={self.df}"
+
+
+class CorpusStat(models.Model):
+    """Document count and total token count of one collection of a scope (BM25's N and avgdl)."""
+
+    scope = models.ForeignKey(Scope, on_delete=models.CASCADE, related_name="+")
+    collection = models.CharField(max_length=16, choices=Collection.choices)
+    doc_count = models.IntegerField(default=0)
+    total_length = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["scope", "collection"], name="retrieval_corpusstat_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.scope_id}/{self.collection}: {self.doc_count} docs"
+
+
+class IndexState(models.Model):
+    """How far indexing of a scope has got: the highest fact, episode and turn id indexed, and
+    the embedding model its vectors were made with. A cheap `id > watermark` check tells recall
+    whether anything is pending; the full sweep of the index task catches rows committed out of
+    id order."""
+
+    scope = models.OneToOneField(Scope, on_delete=models.CASCADE, related_name="index_state")
+    fact_mark = models.BigIntegerField(default=0)
+    episode_mark = models.BigIntegerField(default=0)
+    turn_mark = models.BigIntegerField(default=0)
+    model = models.CharField(max_length=120, blank=True)
+    # The distinct speakers (and fact subjects) indexed, so a query naming one is recognised cheaply.
+    speakers = models.JSONField(default=list, blank=True)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"index of {self.scope_id}"
