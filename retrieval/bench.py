@@ -1,0 +1,221 @@
+"""`memoryweb bench recall`: recall latency on a synthetic scope inside a table ten times larger.
+
+The target scope holds `facts` facts with realistic sentences ("Maria Lopez lives in Lisbon."),
+indexed the normal way (documents, BM25 statistics, vectors from the embedder in force). Noise
+scopes fill the vector table up to ten times the target's rows with random unit vectors (COPY,
+binary), so the HNSW index and the scope filter inside the scan are exercised as in a big
+shared install. Then `queries` questions go through `recall`; latency is reported excluding and
+including the query's embedding, with the EXPLAIN of the nearest-neighbour query. Not a test:
+run it against a throwaway MEMORYWEB_HOME.
+"""
+
+import random
+import re
+import statistics
+import sys
+import time
+import uuid
+
+from django.db import connection, transaction
+
+from memoryweb.providers.embedders import get_embedder
+from memories.models import Entity, EntityAlias, Fact, Scope
+from retrieval.embeddings import _created_indexes, ensure_model_index, index_name
+from retrieval.indexing import index_pending, vector_target
+from retrieval.models import Collection
+from retrieval.search import recall
+from retrieval.vector import explain_vector_query
+
+FIRST = (
+    "Maria Ahmed Chen Olga Tomas Priya Kwame Sofia Lars Aiko Mateo Leila Noah Ingrid Ravi Elena Jonas Fatima Diego Mei "
+    "Samuel Nadia Hugo Amara Pavel Lucia Omar Greta Kenji Zara Felix Ines Tariq Hanna Luca Yara Emil Rosa Idris Alma"
+).split()
+LAST = (
+    "Lopez Khan Wang Petrova Novak Sharma Mensah Rossi Berg Tanaka Garcia Haddad Kim Larsen Iyer Popescu Weber Diallo "
+    "Silva Zhou Okafor Costa Dubois Nilsson Moreau Sato Ali Fischer Nowak Reyes"
+).split()
+CITIES = "Lisbon Berlin Nairobi Osaka Toronto Lima Oslo Accra Madrid Seoul Denver Porto Prague Dublin Quito Austin Lyon Hanoi Cairo Perth".split()
+COMPANIES = "Google Acme Initech Globex Umbrella Stark Wayne Hooli Vandelay Soylent Tyrell Cyberdyne Aperture Wonka Oscorp".split()
+ROLES = ["software engineer", "designer", "nurse", "teacher", "data scientist", "chef", "pilot", "lawyer", "architect", "product manager"]
+HOBBIES = ["football", "chess", "climbing", "painting", "jazz", "sailing", "baking", "running", "photography", "gardening", "tennis", "poetry"]
+PETS = ["a dog", "a cat", "a parrot", "two rabbits", "a tortoise", "goldfish"]
+TEMPLATES = [
+    ("lives_in", CITIES, "{name} lives in {value}."),
+    ("works_at", COMPANIES, "{name} works at {value}."),
+    ("role", ROLES, "{name} is a {value}."),
+    ("likes", HOBBIES, "{name} likes {value}."),
+    ("has_pet", PETS, "{name} has {value}."),
+    ("visited", CITIES, "{name} visited {value} last year."),
+]
+QUESTIONS = [
+    "Where does {name} live?", "Who works at {company}?", "What does {name} like?", "Does {name} have a pet?",
+    "Who likes {hobby}?", "What is {name}'s job?", "Who has been to {city}?", "people in {city} who enjoy {hobby}",
+]
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+
+
+def bench_recall(*, facts: int = 10_000, scopes: int = 10, queries: int = 200, stdout=None, principal=None, seed: int = 7) -> dict:
+    """Build, measure, clean up; returns the figures (milliseconds)."""
+    from accounts.services import local_admin_ensure, personal_team_ensure
+
+    out = stdout or sys.stdout
+    rng = random.Random(seed)
+    user = principal.user if principal is not None else local_admin_ensure()[0]
+    team = personal_team_ensure(user=user)
+    embedder = get_embedder()
+    tag = uuid.uuid4().hex[:8]
+    target = Scope.objects.create(team=team, slug=f"bench-{tag}", name="bench recall target")
+    noise = [Scope.objects.create(team=team, slug=f"bench-{tag}-noise-{i}", name="bench noise") for i in range(scopes)]
+    try:
+        started = time.perf_counter()
+        names = _people(target, max(facts // 5, 1), rng)
+        made = _facts(target, names, facts, rng)
+        out.write(f"target scope: {made} facts about {len(names)} people ({time.perf_counter() - started:.1f} s)\n")
+
+        started = time.perf_counter()
+        # Bulk load without the HNSW index, then build it once over all rows: inserting a
+        # million vectors into a live HNSW graph one by one takes far longer.
+        with connection.cursor() as cursor:
+            cursor.execute(f'DROP INDEX IF EXISTS "{index_name(embedder.name)}"')
+        _created_indexes.discard(index_name(embedder.name))
+        noise_rows = _noise(noise, rows=9 * made, dim=embedder.dim, model=embedder.name, rng=rng)
+        out.write(f"noise: {noise_rows} random vectors in {scopes} scopes ({time.perf_counter() - started:.1f} s)\n")
+
+        started = time.perf_counter()
+        with connection.cursor() as cursor:
+            cursor.execute("SET maintenance_work_mem = '2GB'")
+        ensure_model_index(embedder)  # one build over all rows, faster than growing it row by row
+        index_pending(scope=target, embedder=embedder)
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE retrieval_embedding")
+            cursor.execute("ANALYZE retrieval_searchdocument")
+            cursor.execute("ANALYZE retrieval_termstat")
+            cursor.execute("SELECT count(*) FROM retrieval_embedding")
+            table_rows = cursor.fetchone()[0]
+        out.write(f"indexed the target with {embedder.name}; vector table: {table_rows} rows ({time.perf_counter() - started:.1f} s)\n")
+
+        texts = [_question(rng, names) for _ in range(queries)]
+        excluding, including, embedding, stages = [], [], [], {}
+        recall(scope=target, query=texts[0])  # warm the caches and the model
+        for text in texts:
+            t0 = time.perf_counter()
+            vector = embedder.embed([text])[0]
+            t1 = time.perf_counter()
+            timings = recall(scope=target, query=text, query_vector=vector).timings
+            t2 = time.perf_counter()
+            for stage, seconds in timings.items():
+                stages.setdefault(stage, []).append(seconds * 1000)
+            embedding.append((t1 - t0) * 1000)
+            excluding.append((t2 - t1) * 1000)
+            including.append((t2 - t0) * 1000)
+        explain = explain_vector_query(
+            scope=target, query_vector=embedder.embed([texts[0]])[0], embedder=embedder, collections=[Collection.FACT], limit=50
+        )
+        explain = re.sub(r"'\[[^\]]*\]'", "'[query vector]'", explain)
+        result = {
+            "facts": made, "noise_scopes": scopes, "vector_rows": table_rows, "queries": queries, "embedder": embedder.name,
+            "p50_ms_excluding_embedding": round(statistics.median(excluding), 2),
+            "p95_ms_excluding_embedding": round(_percentile(excluding, 0.95), 2),
+            "p50_ms_including_embedding": round(statistics.median(including), 2),
+            "p95_ms_including_embedding": round(_percentile(including, 0.95), 2),
+            "p50_ms_embedding": round(statistics.median(embedding), 2),
+            "p50_ms_by_stage": {stage: round(statistics.median(v), 2) for stage, v in stages.items()},
+            "explain": explain,
+        }
+        out.write(f"recall over {made} facts in a {table_rows}-row vector table, {queries} queries:\n")
+        out.write(f"  excluding embedding: p50 {result['p50_ms_excluding_embedding']} ms, p95 {result['p95_ms_excluding_embedding']} ms\n")
+        out.write(f"  including embedding: p50 {result['p50_ms_including_embedding']} ms, p95 {result['p95_ms_including_embedding']} ms\n")
+        out.write(f"  p50 by stage (ms): {result['p50_ms_by_stage']}\n")
+        out.write("EXPLAIN of the nearest-neighbour query:\n" + explain + "\n")
+        return result
+    finally:
+        _drop([target, *noise])
+
+
+def _people(scope: Scope, count: int, rng: random.Random) -> list[Entity]:
+    names, seen = [], set()
+    while len(names) < count:
+        name = f"{rng.choice(FIRST)} {rng.choice(LAST)}"
+        if name in seen:
+            name = f"{name} {len(names)}"
+        seen.add(name)
+        names.append(name)
+    entities = Entity.objects.bulk_create([Entity(scope=scope, name=name, kind="person") for name in names], batch_size=5000)
+    EntityAlias.objects.bulk_create(
+        [EntityAlias(scope=scope, entity=e, alias=e.name, normalized=e.name.casefold()) for e in entities], batch_size=5000
+    )
+    return entities
+
+
+def _facts(scope: Scope, people: list[Entity], count: int, rng: random.Random) -> int:
+    rows, keys = [], set()
+    from datetime import UTC, datetime, timedelta
+
+    base = datetime(2020, 1, 1, tzinfo=UTC)
+    attempts = 0
+    while len(rows) < count and attempts < count * 20:
+        attempts += 1
+        person = rng.choice(people)
+        attribute, values, template = rng.choice(TEMPLATES)
+        value = rng.choice(values)
+        if (person.pk, attribute, value) in keys or (attribute in ("lives_in", "works_at", "role") and (person.pk, attribute) in keys):
+            continue
+        keys.add((person.pk, attribute, value))
+        keys.add((person.pk, attribute))
+        rows.append(Fact(
+            scope=scope, subject=person, attribute=attribute, value=value, value_normalized=value.lower(),
+            sentence=template.format(name=person.name, value=value), valid_from=base + timedelta(days=rng.randrange(0, 2000)),
+            importance=round(rng.uniform(0.2, 0.9), 2),
+        ))
+    Fact.objects.bulk_create(rows, batch_size=5000)
+    return len(rows)
+
+
+def _noise(scopes: list[Scope], *, rows: int, dim: int, model: str, rng: random.Random) -> int:
+    """Random unit vectors through binary COPY; target ids far above real ones (never joined)."""
+    import numpy as np
+    from pgvector.psycopg import register_vector
+
+    if not scopes or rows <= 0:
+        return 0
+    generator = np.random.default_rng(rng.randrange(1 << 30))
+    raw = connection.connection if connection.connection else (connection.ensure_connection() or connection.connection)
+    register_vector(raw)
+    offset = 10**15 + rng.randrange(10**12)
+    per_scope = rows // len(scopes)
+    written = 0
+    with transaction.atomic(), connection.cursor() as cursor:
+        with cursor.cursor.copy(
+            "COPY retrieval_embedding (scope_id, target_type, target_id, model, vec, created_at) FROM STDIN WITH (FORMAT BINARY)"
+        ) as copy:
+            copy.set_types(["bigint", "varchar", "bigint", "varchar", "vector", "timestamptz"])
+            from django.utils import timezone
+
+            now = timezone.now()
+            for scope in scopes:
+                for start in range(0, per_scope, 10_000):
+                    block = generator.standard_normal((min(10_000, per_scope - start), dim)).astype(np.float32)
+                    block /= np.linalg.norm(block, axis=1, keepdims=True)
+                    for vec in block:
+                        copy.write_row((scope.pk, vector_target(Collection.FACT), offset + written, model, vec, now))
+                        written += 1
+    return written
+
+
+def _question(rng: random.Random, people: list[Entity]) -> str:
+    return rng.choice(QUESTIONS).format(
+        name=rng.choice(people).name, company=rng.choice(COMPANIES), hobby=rng.choice(HOBBIES), city=rng.choice(CITIES)
+    )
+
+
+def _drop(scopes: list[Scope]) -> None:
+    ids = [s.pk for s in scopes]
+    with connection.cursor() as cursor:
+        for table in ("retrieval_embedding", "retrieval_searchdocument", "retrieval_termstat", "retrieval_corpusstat", "retrieval_indexstate",
+                      "memories_fact", "memories_entityalias", "memories_entity"):
+            cursor.execute(f"DELETE FROM {table} WHERE scope_id = ANY(%s)", [ids])
+        cursor.execute("DELETE FROM memories_scope WHERE id = ANY(%s)", [ids])

@@ -1,0 +1,363 @@
+"""Keeping a scope's search index (documents, BM25 term statistics, vectors) caught up.
+
+`index_pending(scope=…)` indexes whatever of the scope is not indexed yet. It is idempotent and
+cheap when nothing is pending (one query comparing the highest fact, episode and turn ids with
+the scope's watermarks), so `recall` calls it first and nothing stored is ever missing from
+results. The Celery task `retrieval.index_scope` runs it with `full=True` after ingest and
+extraction: the full sweep also finds rows committed out of id order (a transaction that took
+its id earlier but committed later than the watermark moved), changed fact sentences, and
+vectors missing for the embedding model in force.
+
+BM25 needs, per scope and collection, each lexeme's document frequency, the document count and
+the total length. They are maintained incrementally: a document's lexemes are added when it is
+inserted and removed before it is rewritten (a window whose session grew, a corrected fact).
+One indexer per scope at a time (a session-level advisory lock), so the counters never race;
+embedding happens while the lock is held but outside any transaction.
+"""
+
+import logging
+from collections import defaultdict
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from memoryweb.providers.embedders import Embedder, get_embedder
+from memories.models import Episode, Fact, Scope, Turn
+from retrieval.documents import WINDOW_RADII, fact_document, turn_document, window_document
+from retrieval.embeddings import embed_and_store
+from retrieval.models import Collection, IndexState, SearchDocument
+
+logger = logging.getLogger("memoryweb.retrieval")
+
+# Advisory lock namespace (first key) for "indexing scope <id>" (second key).
+_LOCK_NAMESPACE = 0x52455452  # "RETR"
+_BATCH = 2000
+
+
+@dataclass(frozen=True)
+class DocSpec:
+    collection: str
+    target_id: int
+    text: str
+    occurred_at: datetime | None
+    speaker: str = ""
+
+
+def vector_target(collection: str) -> str:
+    """The Embedding.target_type under which a document's vector is stored."""
+    return f"doc_{collection}"
+
+
+def index_pending(*, scope: Scope, full: bool = False, embedder: Embedder | None = None) -> int:
+    """Index everything of `scope` not indexed yet; returns how many documents were written."""
+    embedder = embedder or get_embedder()
+    state, _ = IndexState.objects.get_or_create(scope=scope)
+    if not full and not _pending(scope=scope, state=state, model=embedder.name):
+        return 0
+    _new_speakers: set[str] = set()
+    with _scope_lock(scope):
+        state.refresh_from_db()
+        full = full or state.model != embedder.name
+        written = 0
+        written += _index_facts(scope=scope, state=state, full=full, embedder=embedder)
+        written += _index_episodes(scope=scope, state=state, full=full, embedder=embedder, speakers=_new_speakers)
+        written += _index_turns(scope=scope, state=state, full=full, embedder=embedder, speakers=_new_speakers)
+        if full:
+            _embed_missing(scope=scope, embedder=embedder)
+        state.model = embedder.name
+        if full:
+            state.speakers = _speakers(scope)
+        else:
+            state.speakers = sorted(set(state.speakers) | _new_speakers)[: _MAX_SPEAKERS + 1]
+        state.updated_at = timezone.now()
+        state.save(update_fields=["model", "speakers", "updated_at"])
+    return written
+
+
+def _pending(*, scope: Scope, state: IndexState, model: str) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT EXISTS (SELECT 1 FROM memories_fact WHERE scope_id = %s AND id > %s)"
+            " OR EXISTS (SELECT 1 FROM memories_episode WHERE scope_id = %s AND id > %s AND turn_id IS NULL)"
+            " OR EXISTS (SELECT 1 FROM memories_turn WHERE scope_id = %s AND id > %s)",
+            [scope.pk, state.fact_mark, scope.pk, state.episode_mark, scope.pk, state.turn_mark],
+        )
+        if cursor.fetchone()[0]:
+            return True
+    # A new embedding model in force: every document needs its vector for it.
+    return state.model != model and SearchDocument.objects.in_scope(scope).exists()
+
+
+@contextmanager
+def _scope_lock(scope: Scope):
+    """Serialise indexers of one scope (term counters are read-modify-write); other scopes go on."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_lock(%s, %s)", [_LOCK_NAMESPACE, scope.pk])
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [_LOCK_NAMESPACE, scope.pk])
+
+
+def _missing_ids(*, scope: Scope, table: str, collection: str, extra: str = "") -> list[int]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT t.id FROM {table} t WHERE t.scope_id = %s {extra} AND NOT EXISTS ("
+            " SELECT 1 FROM retrieval_searchdocument d WHERE d.collection = %s AND d.target_id = t.id) ORDER BY t.id",
+            [scope.pk, collection],
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+def _index_facts(*, scope: Scope, state: IndexState, full: bool, embedder: Embedder) -> int:
+    facts = Fact.objects.in_scope(scope).select_related("subject").order_by("id")
+    written = 0
+    if full:
+        # Every fact: new ones, and ones whose sentence was corrected in place.
+        batches = _chunks(list(facts.only("id", "sentence", "valid_from", "created_at", "subject__name")))
+    else:
+        batches = _paged(facts.filter(id__gt=state.fact_mark))
+    for batch in batches:
+        specs = [
+            DocSpec(Collection.FACT, f.pk, fact_document(sentence=f.sentence, subject=f.subject.name), f.valid_from or f.created_at, f.subject.name)
+            for f in batch
+        ]
+        written += sync_documents(scope=scope, specs=specs, embedder=embedder)
+        state.fact_mark = max(state.fact_mark, batch[-1].pk)
+        state.save(update_fields=["fact_mark"])
+    return written
+
+
+def _index_episodes(*, scope: Scope, state: IndexState, full: bool, embedder: Embedder, speakers: set[str]) -> int:
+    # Episodes with a turn are found through their turn's documents; only free-standing ones
+    # (remember() without a session) are documents of their own.
+    episodes = Episode.objects.in_scope(scope).filter(turn__isnull=True).order_by("id")
+    if full:
+        ids = _missing_ids(scope=scope, table="memories_episode", collection=Collection.EPISODE, extra="AND t.turn_id IS NULL")
+        batches = _chunks(list(episodes.filter(id__in=ids)))
+    else:
+        batches = _paged(episodes.filter(id__gt=state.episode_mark))
+    written = 0
+    for batch in batches:
+        specs = [
+            DocSpec(Collection.EPISODE, e.pk, turn_document(speaker=e.speaker, text=e.text, occurred_at=e.occurred_at), e.occurred_at, e.speaker)
+            for e in batch
+        ]
+        speakers.update(e.speaker for e in batch if e.speaker)
+        written += sync_documents(scope=scope, specs=specs, embedder=embedder)
+        state.episode_mark = max(state.episode_mark, batch[-1].pk)
+        state.save(update_fields=["episode_mark"])
+    return written
+
+
+def _index_turns(*, scope: Scope, state: IndexState, full: bool, embedder: Embedder, speakers: set[str]) -> int:
+    turns = Turn.objects.in_scope(scope).order_by("id")
+    if full:
+        ids = _missing_ids(scope=scope, table="memories_turn", collection=Collection.TURN)
+        batches = _chunks(list(turns.filter(id__in=ids).only("id", "session_id", "position")))
+    else:
+        batches = _paged(turns.filter(id__gt=state.turn_mark).only("id", "session_id", "position"))
+    written = 0
+    for batch in batches:
+        written += _index_turn_batch(scope=scope, new_turns=batch, embedder=embedder, speakers=speakers)
+        state.turn_mark = max(state.turn_mark, batch[-1].pk)
+        state.save(update_fields=["turn_mark"])
+    return written
+
+
+def _index_turn_batch(*, scope: Scope, new_turns: list[Turn], embedder: Embedder, speakers: set[str]) -> int:
+    """Documents for new turns, and the windows around them: a window centred on an older turn
+    changes when its session grows, so those are rewritten too (unchanged ones are skipped)."""
+    radius = max(WINDOW_RADII.values())
+    first_new: dict[int, int] = {}
+    new_ids = {t.pk for t in new_turns}
+    for turn in new_turns:
+        first_new[turn.session_id] = min(first_new.get(turn.session_id, turn.position), turn.position)
+    specs: list[DocSpec] = []
+    for session_id, position in first_new.items():
+        # Centres from `position - radius` on; they need members from `position - 2·radius` on.
+        rows = list(
+            Turn.objects.in_scope(scope).filter(session_id=session_id, position__gte=position - 2 * radius)
+            .order_by("position").values_list("id", "position", "speaker", "text", "occurred_at")
+        )
+        for index, (turn_id, turn_pos, speaker, text, occurred_at) in enumerate(rows):
+            if turn_id in new_ids:
+                specs.append(DocSpec(Collection.TURN, turn_id, turn_document(speaker=speaker, text=text, occurred_at=occurred_at), occurred_at, speaker))
+            for collection, r in WINDOW_RADII.items():
+                if turn_pos < position - r:
+                    continue
+                members = [(row[2], row[3]) for row in rows[max(0, index - r) : index + r + 1]]
+                specs.append(DocSpec(collection, turn_id, window_document(centre_at=occurred_at, members=members), occurred_at, speaker))
+    speakers.update(s.speaker for s in specs if s.speaker)
+    return sync_documents(scope=scope, specs=specs, embedder=embedder)
+
+
+def sync_documents(*, scope: Scope, specs: list[DocSpec], embedder: Embedder) -> int:
+    """Insert new documents, rewrite changed ones, skip identical ones; keep the term statistics
+    exact; embed what is new, changed or lacks a vector for the model in force."""
+    if not specs:
+        return 0
+    by_key = {(s.collection, s.target_id): s for s in specs}
+    existing = _existing(scope=scope, keys=list(by_key), model=embedder.name)
+    new = [s for key, s in by_key.items() if key not in existing]
+    changed = [(existing[key][0], s) for key, s in by_key.items() if key in existing and existing[key][1] != s.text]
+    unembedded = [(existing[key][0], s) for key, s in by_key.items() if key in existing and existing[key][1] == s.text and not existing[key][2]]
+    with transaction.atomic():
+        inserted = _insert(scope=scope, specs=new)
+        if changed:
+            ids = [doc_id for doc_id, _ in changed]
+            _stats(scope=scope, doc_ids=ids, sign=-1)
+            _rewrite(changed)
+            _stats(scope=scope, doc_ids=ids, sign=+1)
+        if inserted:
+            _stats(scope=scope, doc_ids=[doc_id for doc_id, _ in inserted], sign=+1)
+    _embed(scope=scope, docs=inserted + changed + unembedded, embedder=embedder)
+    return len(inserted) + len(changed)
+
+
+def _existing(*, scope: Scope, keys: list[tuple[str, int]], model: str) -> dict[tuple[str, int], tuple[int, str, bool]]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT d.collection, d.target_id, d.id, d.text, EXISTS ("
+            "  SELECT 1 FROM retrieval_embedding e WHERE e.target_type = 'doc_' || d.collection AND e.target_id = d.id AND e.model = %s)"
+            " FROM retrieval_searchdocument d JOIN unnest(%s::text[], %s::bigint[]) AS k(c, t) ON d.collection = k.c AND d.target_id = k.t"
+            " WHERE d.scope_id = %s",
+            [model, [c for c, _ in keys], [t for _, t in keys], scope.pk],
+        )
+        return {(c, t): (doc_id, text, has_vec) for c, t, doc_id, text, has_vec in cursor.fetchall()}
+
+
+def _insert(*, scope: Scope, specs: list[DocSpec]) -> list[tuple[int, DocSpec]]:
+    if not specs:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO retrieval_searchdocument (scope_id, collection, target_id, text, tsv, length, speaker, occurred_at, indexed_at)"
+            " SELECT %s, c, t, x, v, (SELECT coalesce(sum(cardinality(u.positions)), 0) FROM unnest(v) u), sp, o, now()"
+            " FROM (SELECT c, t, x, o, sp, to_tsvector('english', x) AS v"
+            "       FROM unnest(%s::text[], %s::bigint[], %s::text[], %s::timestamptz[], %s::text[]) AS i(c, t, x, o, sp)) s"
+            " ON CONFLICT (collection, target_id) DO NOTHING RETURNING id, collection, target_id",
+            [
+                scope.pk, [s.collection for s in specs], [s.target_id for s in specs], [s.text for s in specs],
+                [s.occurred_at for s in specs], [s.speaker[:200] for s in specs],
+            ],
+        )
+        by_key = {(s.collection, s.target_id): s for s in specs}
+        return [(doc_id, by_key[(c, t)]) for doc_id, c, t in cursor.fetchall()]
+
+
+def _rewrite(changed: list[tuple[int, DocSpec]]) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE retrieval_searchdocument d SET text = s.x, tsv = s.v, occurred_at = s.o, speaker = s.sp, indexed_at = now(),"
+            " length = (SELECT coalesce(sum(cardinality(u.positions)), 0) FROM unnest(s.v) u)"
+            " FROM (SELECT i, x, o, sp, to_tsvector('english', x) AS v"
+            "       FROM unnest(%s::bigint[], %s::text[], %s::timestamptz[], %s::text[]) AS k(i, x, o, sp)) s"
+            " WHERE d.id = s.i",
+            [
+                [doc_id for doc_id, _ in changed], [s.text for _, s in changed], [s.occurred_at for _, s in changed],
+                [s.speaker[:200] for _, s in changed],
+            ],
+        )
+
+
+def _stats(*, scope: Scope, doc_ids: list[int], sign: int) -> None:
+    """Add (sign +1) or remove (-1) these documents' lexemes, count and lengths from the statistics."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO retrieval_termstat (scope_id, collection, lexeme, df)"
+            " SELECT %s, d.collection, l.lexeme, %s * count(*)"
+            " FROM retrieval_searchdocument d CROSS JOIN LATERAL unnest(tsvector_to_array(d.tsv)) AS l(lexeme)"
+            " WHERE d.id = ANY(%s) GROUP BY d.collection, l.lexeme"
+            " ON CONFLICT (scope_id, collection, lexeme) DO UPDATE SET df = retrieval_termstat.df + EXCLUDED.df",
+            [scope.pk, sign, doc_ids],
+        )
+        cursor.execute(
+            "INSERT INTO retrieval_corpusstat (scope_id, collection, doc_count, total_length)"
+            " SELECT %s, collection, %s * count(*), %s * sum(length) FROM retrieval_searchdocument"
+            " WHERE id = ANY(%s) GROUP BY collection"
+            " ON CONFLICT (scope_id, collection) DO UPDATE SET doc_count = retrieval_corpusstat.doc_count + EXCLUDED.doc_count,"
+            " total_length = retrieval_corpusstat.total_length + EXCLUDED.total_length",
+            [scope.pk, sign, sign, doc_ids],
+        )
+        if sign < 0:
+            cursor.execute("DELETE FROM retrieval_termstat WHERE scope_id = %s AND df <= 0", [scope.pk])
+
+
+def _embed(*, scope: Scope, docs: list[tuple[int, DocSpec]], embedder: Embedder) -> None:
+    by_collection: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    for doc_id, spec in docs:
+        by_collection[spec.collection].append((doc_id, spec.text))
+    # One model pass for all collections, then one write per target type.
+    texts = [text for items in by_collection.values() for _, text in items]
+    if not texts:
+        return
+    distinct = list(dict.fromkeys(texts))
+    vectors = dict(zip(distinct, embedder.embed(distinct)))
+    cached = _Cached(embedder, vectors)
+    for collection, items in by_collection.items():
+        embed_and_store(scope=scope, target_type=vector_target(collection), items=items, embedder=cached)
+
+
+class _Cached:
+    """An embedder that answers from vectors computed already (same name and dimension)."""
+
+    def __init__(self, embedder: Embedder, vectors: dict[str, list[float]]):
+        self.name, self.dim, self._embedder, self._vectors = embedder.name, embedder.dim, embedder, vectors
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        missing = [t for t in texts if t not in self._vectors]
+        if missing:
+            self._vectors.update(zip(missing, self._embedder.embed(missing)))
+        return [self._vectors[t] for t in texts]
+
+
+def _embed_missing(*, scope: Scope, embedder: Embedder) -> None:
+    """Vectors missing for the model in force (a crash between the two steps, a new model)."""
+    while True:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT d.id, d.collection, d.target_id, d.text FROM retrieval_searchdocument d WHERE d.scope_id = %s AND NOT EXISTS ("
+                " SELECT 1 FROM retrieval_embedding e WHERE e.target_type = 'doc_' || d.collection AND e.target_id = d.id AND e.model = %s)"
+                " ORDER BY d.id LIMIT %s",
+                [scope.pk, embedder.name, _BATCH],
+            )
+            rows = cursor.fetchall()
+        if not rows:
+            return
+        _embed(scope=scope, docs=[(i, DocSpec(c, t, x, None)) for i, c, t, x in rows], embedder=embedder)
+
+
+_MAX_SPEAKERS = 500
+
+
+def _speakers(scope: Scope) -> list[str]:
+    """The scope's distinct speakers (a bounded list: a scope of many speakers gets no boost)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT DISTINCT speaker FROM retrieval_searchdocument WHERE scope_id = %s AND collection IN ('turn', 'episode')"
+            " AND speaker <> '' LIMIT %s",
+            [scope.pk, _MAX_SPEAKERS + 1],
+        )
+        names = sorted(row[0] for row in cursor.fetchall())
+    return names if len(names) <= _MAX_SPEAKERS else []
+
+
+def _paged(queryset):
+    """Batches of a queryset ordered by id, re-queried from the last id (rows may arrive meanwhile)."""
+    last = 0
+    while True:
+        batch = list(queryset.filter(id__gt=last)[:_BATCH])
+        if not batch:
+            return
+        yield batch
+        last = batch[-1].pk
+
+
+def _chunks(rows: list):
+    for start in range(0, len(rows), _BATCH):
+        yield rows[start : start + _BATCH]

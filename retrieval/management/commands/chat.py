@@ -1,0 +1,43 @@
+import sys
+
+from accounts.permissions import Access, can, scope_get
+from memoryweb.errors import MemorywebError
+from memoryweb.management.base import MemorywebCommand
+from retrieval.chat import chat_turn
+
+
+class Command(MemorywebCommand):
+    help = (
+        "Talk to a scope's memory: statements are remembered, questions answered (a '?' or a question word tells them "
+        "apart; /remember and /ask force either; /quit ends). Reads standard input, so it can be piped."
+    )
+
+    def add_command_arguments(self, parser) -> None:
+        parser.add_argument("--scope", required=True, help="scope slug")
+        parser.add_argument("--speaker", default="", help="your name in this memory (default: your user name)")
+
+    def handle(self, *args, **options):
+        principal = self.principal(options)
+        scope = scope_get(principal, options["scope"], Access.READ)
+        speaker = options["speaker"] or principal.user.username
+        may_write = can(principal, scope, Access.WRITE)
+        interactive = sys.stdin.isatty()
+        if interactive:
+            self.stdout.write(f"memoryweb chat — scope {scope.slug}, speaking as {speaker}. /ask, /remember, /quit.")
+        while True:
+            if interactive:
+                self.stdout.write("> ", ending="")
+                self.stdout.flush()
+            line = sys.stdin.readline()
+            if not line:
+                break
+            line = line.strip()
+            if not line:
+                continue
+            if line in ("/quit", "/exit"):
+                break
+            try:
+                reply = chat_turn(scope=scope, principal=principal, speaker=speaker, line=line, may_write=may_write)
+            except MemorywebError as exc:
+                reply = f"error: {exc.message}"
+            self.stdout.write(reply)

@@ -1,0 +1,58 @@
+"""Fusion of candidate lists and the three ranking lanes.
+
+Reciprocal rank fusion (Cormack, Clarke & Büttcher, SIGIR 2009): each list votes 1/(k + rank)
+for its items; k = 60 as in the paper by default (RETRIEVAL_RRF_K). The fused score becomes the
+similarity lane, scaled so the best candidate has 1.0, and the final score is
+`w_sim·similarity + w_imp·importance + w_rec·recency` with the scope's weights. Recency halves
+every RETRIEVAL_HALF_LIFE_DAYS (365) days; an item with importance ≥ RETRIEVAL_IMPORTANCE_FLOOR
+(0.75) does not decay, because what matters does not stop mattering with age.
+"""
+
+from collections.abc import Hashable, Sequence
+from datetime import datetime
+
+from django.conf import settings
+
+DEFAULT_IMPORTANCE = 0.5  # rows nobody scored (raw turns without an LLM) are neutral
+
+
+def rrf(lists: Sequence[Sequence[Hashable]], *, k: float | None = None, weights: Sequence[float] | None = None) -> dict[Hashable, float]:
+    """Fused scores: sum over lists of weight / (k + rank), ranks from 1. An item listed twice
+    in one list counts once, at its best rank."""
+    k = settings.RETRIEVAL_RRF_K if k is None else k
+    scores: dict[Hashable, float] = {}
+    for index, items in enumerate(lists):
+        weight = 1.0 if weights is None else weights[index]
+        seen = set()
+        for rank, item in enumerate(items, start=1):
+            if item in seen:
+                continue
+            seen.add(item)
+            scores[item] = scores.get(item, 0.0) + weight / (k + rank)
+    return scores
+
+
+def recency(moment: datetime | None, *, now: datetime, importance: float | None = None, half_life_days: float | None = None) -> float:
+    """1.0 now, 0.5 after one half-life; 1.0 whatever the age when importance reaches the floor."""
+    if importance is not None and importance >= settings.RETRIEVAL_IMPORTANCE_FLOOR:
+        return 1.0
+    if moment is None:
+        return 0.0
+    half_life = settings.RETRIEVAL_HALF_LIFE_DAYS if half_life_days is None else half_life_days
+    age_days = max((now - moment).total_seconds() / 86400.0, 0.0)
+    return 0.5 ** (age_days / half_life)
+
+
+def lane_score(*, similarity: float, importance: float | None, recency_value: float, weights: dict[str, float]) -> float:
+    importance = DEFAULT_IMPORTANCE if importance is None else importance
+    return (
+        weights.get("similarity", 0.0) * similarity
+        + weights.get("importance", 0.0) * importance
+        + weights.get("recency", 0.0) * recency_value
+    )
+
+
+def pool_size(scope_size: int) -> int:
+    """Candidates per list: a fraction of the scope, clamped (RETRIEVAL_POOL_MIN/MAX/FRACTION)."""
+    size = round(scope_size * settings.RETRIEVAL_POOL_FRACTION)
+    return max(settings.RETRIEVAL_POOL_MIN, min(settings.RETRIEVAL_POOL_MAX, size))

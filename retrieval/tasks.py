@@ -1,0 +1,21 @@
+"""Celery tasks of the retrieval app. Doors only: each calls one service."""
+
+from memoryweb.celery import app
+from memories.models import Scope
+from retrieval.indexing import index_pending
+
+
+# Bound to memoryweb's app (like memories.tasks), not shared_task.
+@app.task(name="retrieval.index_scope", bind=True, acks_late=True, max_retries=5, default_retry_delay=10)
+def index_scope(self, scope_id: int) -> int:
+    """Catch a scope's search index up after ingest or extraction (queue it with
+    `transaction.on_commit`). Idempotent; concurrent runs for one scope take turns."""
+    scope = Scope.objects.filter(pk=scope_id).first()
+    if scope is None:
+        return 0  # deleted meanwhile
+    try:
+        return index_pending(scope=scope, full=True)
+    except Exception as exc:  # the embedder or the database hiccuped: try again later
+        if self.request.is_eager:
+            raise  # in-process there is no queue to come back to; the next recall catches up
+        raise self.retry(exc=exc) from exc

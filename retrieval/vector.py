@@ -1,0 +1,77 @@
+"""Nearest documents by cosine distance, with pgvector.
+
+The query repeats the partial HNSW index's cast and predicate (`vec::vector(DIM)`, `model = …`,
+see retrieval/embeddings.py) so the planner can use it. The scope and target-type filters are
+applied inside the index scan; with `hnsw.iterative_scan = relaxed_order` the scan goes on past
+`ef_search` until it has `limit` rows of this scope, so a small scope inside a big table still
+gets its results. For a small scope the planner prefers the scope index and an exact sort, which
+is both exact and fast. Relaxed order can return rows slightly out of order: they are re-sorted.
+"""
+
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import connection, transaction
+
+from memoryweb.providers.embedders import Embedder
+from memories.models import Scope
+from retrieval.indexing import vector_target
+
+
+@dataclass(frozen=True)
+class VectorHit:
+    collection: str
+    target_id: int  # the SearchDocument's target
+    similarity: float
+
+
+def vector_literal(vector: list[float]) -> str:
+    return "[" + ",".join(f"{v:.7g}" for v in vector) + "]"
+
+
+def vector_candidates(
+    *, scope: Scope, query_vector: list[float], embedder: Embedder, collections: list[str], limit: int,
+) -> dict[str, list[VectorHit]]:
+    """The `limit` nearest documents of the scope in each of `collections`, best first."""
+    if not collections or limit <= 0:
+        return {}
+    dim = int(embedder.dim)
+    literal = vector_literal(query_vector)
+    sql = f"""
+        SELECT d.collection, d.target_id, 1 - n.distance AS similarity
+        FROM (
+            SELECT e.target_type, e.target_id, e.vec::vector({dim}) <=> %s::vector({dim}) AS distance
+            FROM retrieval_embedding e
+            WHERE e.model = %s AND e.scope_id = %s AND e.target_type = ANY(%s)
+            ORDER BY e.vec::vector({dim}) <=> %s::vector({dim})
+            LIMIT %s
+        ) n
+        JOIN retrieval_searchdocument d ON d.id = n.target_id AND d.scope_id = %s
+        ORDER BY n.distance
+    """
+    out: dict[str, list[VectorHit]] = {}
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        cursor.execute("SET LOCAL hnsw.ef_search = %s" % max(int(settings.RETRIEVAL_EF_SEARCH), 1))
+        for collection in collections:
+            cursor.execute(sql, [literal, embedder.name, scope.pk, [vector_target(collection)], literal, limit, scope.pk])
+            hits = [VectorHit(c, target_id, float(similarity)) for c, target_id, similarity in cursor.fetchall()]
+            if hits:
+                out[collection] = hits
+    return out
+
+
+def explain_vector_query(*, scope: Scope, query_vector: list[float], embedder: Embedder, collections: list[str], limit: int) -> str:
+    """EXPLAIN of the inner nearest-neighbour query, as the benchmark prints it."""
+    dim = int(embedder.dim)
+    literal = vector_literal(query_vector)
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        cursor.execute("SET LOCAL hnsw.ef_search = %s" % max(int(settings.RETRIEVAL_EF_SEARCH), 1))
+        cursor.execute(
+            f"EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON) SELECT e.target_type, e.target_id FROM retrieval_embedding e"
+            f" WHERE e.model = %s AND e.scope_id = %s AND e.target_type = ANY(%s)"
+            f" ORDER BY e.vec::vector({dim}) <=> %s::vector({dim}) LIMIT %s",
+            [embedder.name, scope.pk, [vector_target(c) for c in collections], literal, limit],
+        )
+        return "\n".join(row[0] for row in cursor.fetchall())
