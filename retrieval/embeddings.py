@@ -22,6 +22,11 @@ def ensure_model_index(embedder: Embedder) -> None:
     if name in _created_indexes:
         return
     with connection.cursor() as cursor:
+        # Look before creating: DDL is refused inside a transaction with pending deferred triggers.
+        cursor.execute("SELECT 1 FROM pg_indexes WHERE tablename = 'retrieval_embedding' AND indexname = %s", [name])
+        if cursor.fetchone():
+            _created_indexes.add(name)
+            return
         cursor.execute(
             f'CREATE INDEX IF NOT EXISTS "{name}" ON retrieval_embedding '
             f"USING hnsw ((vec::vector({int(embedder.dim)})) vector_cosine_ops) WHERE model = %s",

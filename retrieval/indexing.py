@@ -5,8 +5,8 @@ cheap when nothing is pending (one query comparing the highest fact, episode and
 the scope's watermarks), so `recall` calls it first and nothing stored is ever missing from
 results. The Celery task `retrieval.index_scope` runs it with `full=True` after ingest and
 extraction: the full sweep also finds rows committed out of id order (a transaction that took
-its id earlier but committed later than the watermark moved), changed fact sentences, and
-vectors missing for the embedding model in force.
+its id earlier but committed later than the watermark moved) and vectors missing for the
+embedding model in force.
 
 BM25 needs, per scope and collection, each lexeme's document frequency, the document count and
 the total length. They are maintained incrementally: a document's lexemes are added when it is
@@ -117,8 +117,10 @@ def _index_facts(*, scope: Scope, state: IndexState, full: bool, embedder: Embed
     facts = Fact.objects.in_scope(scope).select_related("subject").order_by("id")
     written = 0
     if full:
-        # Every fact: new ones, and ones whose sentence was corrected in place.
-        batches = _chunks(list(facts.only("id", "sentence", "valid_from", "created_at", "subject__name")))
+        # Facts are never rewritten in place (a correction is a new fact), so the sweep only
+        # looks for facts with no document: an index-backed anti-join, not a scan in Python.
+        ids = _missing_ids(scope=scope, table="memories_fact", collection=Collection.FACT)
+        batches = _chunks(list(facts.filter(id__in=ids).only("id", "sentence", "valid_from", "created_at", "subject__name")))
     else:
         batches = _paged(facts.filter(id__gt=state.fact_mark))
     for batch in batches:

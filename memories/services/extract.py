@@ -31,8 +31,9 @@ from memories.models import Episode, EpisodeStatus, EntityKind, Fact, Mention, M
 from memories.services.audit import audit_record
 from memories.services.reconcile import FactChange, NewFact, active_candidates, fact_reconcile, same_value
 from memories.services.resolve import Resolver
+from memories.services.indexing import queue_index
 from memories.services.vectors import Vectors
-from retrieval.models import Embedding, EmbeddingTarget
+from retrieval.models import EmbeddingTarget
 
 logger = logging.getLogger("memoryweb.extract")
 
@@ -157,13 +158,10 @@ def _extract(episode: Episode, llm) -> ExtractionOutcome:
 
     # One model pass for every name and sentence this episode needs, and its own text if missing.
     embedder = get_embedder()
-    needs_episode_vector = not Embedding.objects.filter(
-        target_type=EmbeddingTarget.EPISODE, target_id=episode.pk, model=embedder.name
-    ).exists()
     names = [speaker] + [e.name for e in extraction.entities]
     for fact in extraction.facts:
         names += [fact.subject, fact.object_entity or "", fact.previous_value or ""]
-    texts = names + [f.sentence for f in extraction.facts] + ([episode.text] if needs_episode_vector else [])
+    texts = names + [f.sentence for f in extraction.facts]
     vectors = Vectors(texts, embedder=embedder)
 
     answers = {} if getattr(llm, "is_offline", True) else _model_answers(llm, scope, speaker, vectors, extraction.facts)
@@ -198,7 +196,9 @@ def _extract(episode: Episode, llm) -> ExtractionOutcome:
             importance=extraction.importance, location=(extraction.location or "")[:200],
         )
 
-    _store_vectors(episode, vectors, changes, resolver, needs_episode_vector)
+    _store_vectors(episode, vectors, resolver)
+    if changes:
+        queue_index(episode.scope)  # new and superseded facts become searchable
     return ExtractionOutcome(episode.public_id, EpisodeStatus.DONE, changes=changes)
 
 
@@ -259,17 +259,12 @@ def _model_answers(llm, scope: Scope, speaker: str, vectors: Vectors, facts: lis
     return answers
 
 
-def _store_vectors(episode: Episode, vectors: Vectors, changes: list[FactChange], resolver: Resolver, with_episode: bool) -> None:
-    """After the commit: vectors were computed before, so this is one short write each. A
-    failure here leaves the facts without vectors (reindex fills them), not the episode failed."""
+def _store_vectors(episode: Episode, vectors: Vectors, resolver: Resolver) -> None:
+    """After the commit: entity vectors (for resolution) were computed before, so this is one
+    short write. A failure leaves those entities without vectors, not the episode failed.
+    Facts are embedded by retrieval's index, which the caller queues."""
     try:
-        vectors.store(
-            scope=episode.scope, target_type=EmbeddingTarget.FACT,
-            items=[(c.fact.pk, c.fact.sentence) for c in changes if c.fact is not None],
-        )
         vectors.store(scope=episode.scope, target_type=EmbeddingTarget.ENTITY, items=[(e.pk, e.name) for e in resolver.created])
-        if with_episode:
-            vectors.store(scope=episode.scope, target_type=EmbeddingTarget.EPISODE, items=[(episode.pk, episode.text)])
     except Exception:
         logger.warning("Storing vectors for episode %s failed", episode.public_id, exc_info=True)
 

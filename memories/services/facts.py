@@ -22,8 +22,7 @@ from memories.normalize import normalize_value
 from memories.services.audit import audit_record
 from memories.services.reconcile import fact_end, lock_subject_attribute
 from memories.services.resolve import Resolver, entity_canonical, entity_find
-from memories.services.vectors import Vectors
-from retrieval.models import EmbeddingTarget
+from memories.services.indexing import queue_index
 
 logger = logging.getLogger("memoryweb.facts")
 _ATTRIBUTE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
@@ -135,7 +134,7 @@ def fact_correct(
             principal=actor, action="fact.correct", target_type="fact", target_id=old.public_id, scope=scope,
             before=before, after={**fact_as_dict(new), "ended": ended},
         )
-    _embed(scope, new)
+    queue_index(scope)
     return fact_get(scope=scope, fact_public_id=new.public_id)
 
 
@@ -235,11 +234,3 @@ def _clean_text(value: str, *, what: str, max_length: int) -> str:
     if "\x00" in value:
         raise InvalidInput(f"{what} contains a NUL character.")
     return value
-
-
-def _embed(scope: Scope, fact: Fact) -> None:
-    # After the commit; a failing embedder must not turn a saved correction into an error.
-    try:
-        Vectors([fact.sentence]).store(scope=scope, target_type=EmbeddingTarget.FACT, items=[(fact.pk, fact.sentence)])
-    except Exception:
-        logger.warning("Embedding corrected fact %s failed", fact.public_id, exc_info=True)

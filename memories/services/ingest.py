@@ -1,8 +1,9 @@
 """Raw input first: turns and episodes are committed, in one transaction, before anything else.
 
 Everything is validated before the first write, so a bad request leaves nothing behind. After
-the commit the raw texts are embedded in one batch and one extraction task per new episode is
-queued with `transaction.on_commit` (eagerly run in-process without a broker).
+the commit the scope's search index is queued to catch up (retrieval.index_scope, which embeds
+the new texts in batches) and one extraction task per new episode is queued, both with
+`transaction.on_commit` (eagerly run in-process without a broker).
 
 `remember` stores one episode. Without `session_id` it has no Turn: the episode holds the raw
 text itself. With `session_id` it also appends a Turn (with a generated id) to that session,
@@ -23,8 +24,7 @@ from django.utils import timezone
 from accounts.permissions import Principal
 from memoryweb.errors import InvalidInput, TooLarge
 from memories.models import Episode, Scope, Session, Turn
-from memories.services.vectors import Vectors
-from retrieval.models import EmbeddingTarget
+from memories.services.indexing import queue_index
 
 logger = logging.getLogger("memoryweb.ingest")
 
@@ -78,8 +78,8 @@ def remember(
         episode = Episode.objects.create(
             scope=scope, session=session, turn=turn, text=text, speaker=speaker, occurred_at=when, source=source, author=author,
         )
-    _embed_raw(scope=scope, episodes=[episode], turns=[turn] if turn else [])
     if enqueue:
+        queue_index(scope)
         _enqueue([episode.pk])
     return _result([(episode, turn.external_id if turn else None, True)], session_id=session_external or None)
 
@@ -91,7 +91,10 @@ def ingest_session(
 
     Idempotent on (scope, session id, turn id): a turn sent before is skipped, not updated, so
     sending the same session twice changes nothing; new turns are appended in the given order.
-    One episode per new turn."""
+    One episode per new turn.
+
+    `enqueue=False` queues nothing after the commit (neither extraction nor search indexing):
+    for bulk loaders (benchmarks, evaluation) that index and extract in their own time."""
     now = timezone.now()
     external_id = _clean_label(session_id, what="Session id", max_length=200, required=True)
     source = _clean_label(source, what="Source", max_length=32, required=True)
@@ -124,7 +127,8 @@ def ingest_session(
         ])
         old_episodes = {e.turn_id: e for e in Episode.objects.in_scope(scope).filter(turn__in=list(known.values()))}
 
-    _embed_raw(scope=scope, episodes=new_episodes, turns=new_turns)
+    if enqueue and new_turns:
+        queue_index(scope)
     if enqueue:
         _enqueue([e.pk for e in new_episodes])
     by_turn_id = {turn.external_id: (episode, True) for turn, episode in zip(new_turns, new_episodes)}
@@ -226,20 +230,6 @@ def _session_locked(*, scope: Scope, external_id: str, started_at: datetime) -> 
 def _next_position(session: Session) -> int:
     last = Turn.objects.filter(session=session).aggregate(last=Max("position"))["last"]
     return 0 if last is None else last + 1
-
-
-def _embed_raw(*, scope: Scope, episodes: list[Episode], turns: list[Turn]) -> None:
-    """Embed the raw texts in one model pass. A failure is logged, not raised: the raw rows are
-    committed already, extraction embeds the episode again if its vector is missing, and
-    `reindex` fills gaps."""
-    if not episodes and not turns:
-        return
-    try:
-        vectors = Vectors([e.text for e in episodes] + [t.text for t in turns])
-        vectors.store(scope=scope, target_type=EmbeddingTarget.EPISODE, items=[(e.pk, e.text) for e in episodes])
-        vectors.store(scope=scope, target_type=EmbeddingTarget.TURN, items=[(t.pk, t.text) for t in turns])
-    except Exception:
-        logger.warning("Embedding %d raw texts in scope %s failed", len(episodes) + len(turns), scope.slug, exc_info=True)
 
 
 def _enqueue(episode_ids: list[int]) -> None:

@@ -6,7 +6,7 @@ from memoryweb.errors import Conflict, InvalidInput, NotFound
 from memories.models import AuditEvent, Entity, Fact, FactStatus
 from memories.services.facts import fact_correct, fact_get, fact_history, fact_list, fact_restore, fact_retract
 from memories.services.reconcile import NewFact, fact_reconcile
-from retrieval.models import Embedding
+from retrieval.models import Embedding, SearchDocument
 
 from .conftest import at
 
@@ -26,9 +26,10 @@ def facts(cast):
     return made
 
 
-def test_correcting_a_fact_supersedes_it_with_a_manual_one_and_audits_it(cast, facts):
+def test_correcting_a_fact_supersedes_it_with_a_manual_one_and_audits_it(cast, facts, committed):
     wrong = facts["Gogle"]
-    fixed = fact_correct(scope=cast.scope_a, fact_public_id=wrong.public_id, value="Google", actor=cast.p_editor)
+    with committed():
+        fixed = fact_correct(scope=cast.scope_a, fact_public_id=wrong.public_id, value="Google", actor=cast.p_editor)
     wrong.refresh_from_db()
     assert (fixed.value, fixed.sentence, fixed.provenance, fixed.author) == ("Google", "ankesh works_at Google.", "manual", cast.editor)
     assert fixed.supersedes == wrong and fixed.status == FactStatus.ACTIVE and fixed.valid_from == at(2024, 3)
@@ -38,7 +39,9 @@ def test_correcting_a_fact_supersedes_it_with_a_manual_one_and_audits_it(cast, f
     assert event.actor_user == cast.editor and event.scope == cast.scope_a and event.target_id == str(wrong.public_id)
     assert event.before["value"] == "Gogle" and event.before["status"] == "active"
     assert event.after["value"] == "Google" and event.after["author"] == "editor"
-    assert Embedding.objects.filter(target_type="fact", target_id=fixed.pk).exists()
+    # The correction is searchable at once: indexed, with a vector.
+    document = SearchDocument.objects.get(collection="fact", target_id=fixed.pk)
+    assert Embedding.objects.filter(target_type="doc_fact", target_id=document.pk).exists()
 
 
 def test_a_correction_may_change_the_sentence_or_the_attribute(cast, facts):

@@ -9,7 +9,7 @@ from accounts.permissions import Access, scope_get
 from memoryweb.errors import Forbidden, InvalidInput, NotFound, TooLarge
 from memories.models import Episode, EpisodeStatus, Session, Turn
 from memories.services.ingest import ingest_session, remember
-from retrieval.models import Embedding
+from retrieval.models import Embedding, SearchDocument
 
 from .conftest import at
 
@@ -27,7 +27,9 @@ def test_remember_commits_an_episode_without_a_turn_and_extracts_it(cast, commit
     assert episode.author == cast.owner and episode.source == "cli"
     assert episode.status == EpisodeStatus.DONE  # no broker: extraction ran in-process after the commit
     assert Turn.objects.count() == 0
-    assert Embedding.objects.filter(target_type="episode", target_id=episode.pk).exists()
+    # Searchable once committed: the episode is indexed, with a vector.
+    document = SearchDocument.objects.get(collection="episode", target_id=episode.pk)
+    assert Embedding.objects.filter(target_type="doc_episode", target_id=document.pk).exists()
 
 
 def test_remember_with_a_session_appends_a_turn_to_it(cast, committed):
@@ -68,7 +70,9 @@ def test_ingest_session_commits_one_turn_and_one_episode_per_message(cast, commi
     episodes = [Episode.objects.get(public_id=e.episode_id) for e in result.episodes]
     assert [e.turn for e in episodes] == turns
     assert all(e.status == EpisodeStatus.DONE and e.source == "api" for e in episodes)
-    assert Embedding.objects.filter(target_type="turn", target_id__in=[t.pk for t in turns]).count() == 2
+    documents = SearchDocument.objects.filter(collection="turn", target_id__in=[t.pk for t in turns])
+    assert documents.count() == 2
+    assert Embedding.objects.filter(target_type="doc_turn", target_id__in=documents.values("pk")).count() == 2
 
 
 def test_sending_the_same_session_again_changes_nothing_and_new_turns_are_appended(cast, committed):

@@ -12,18 +12,27 @@ class Command(MemorywebCommand):
         ingest.add_argument("--turns", type=int, default=1000, help="raw turns to ingest (default 1000)")
         ingest.add_argument("--episodes", type=int, default=200, help="episodes to run through extraction (default 200)")
         ingest.add_argument("--session-size", type=int, default=50, help="turns per ingest_session call (default 50)")
-        sub.add_parser("recall", help="recall latency and quality (retrieval/bench.py)")
+        recall = sub.add_parser("recall", help="recall latency in a synthetic scope among noise scopes (retrieval/bench.py)")
+        recall.add_argument("--facts", type=int, default=10_000, help="facts in the measured scope (default 10000)")
+        recall.add_argument("--scopes", type=int, default=10, help="noise scopes of the same size (default 10)")
+        recall.add_argument("--queries", type=int, default=200, help="queries to time (default 200)")
 
     def handle(self, *args, **options):
         principal = self.principal(options)
         if options["action"] == "recall":
-            try:
-                from retrieval.bench import bench_recall
-            except ImportError:
-                raise CommandError("bench recall is not available yet.") from None
-            result = bench_recall(principal=principal)
-            data = result.as_dict() if hasattr(result, "as_dict") else result
-            self.emit(options, data, "\n".join(f"{k}: {v}" for k, v in dict(data).items()))
+            from retrieval.bench import bench_recall
+
+            for name in ("facts", "queries"):
+                if options[name] < 1:
+                    raise CommandError(f"--{name} must be at least 1.")
+            if options["scopes"] < 0:
+                raise CommandError("--scopes must be 0 or more.")
+            data = bench_recall(
+                principal=principal, facts=options["facts"], scopes=options["scopes"], queries=options["queries"],
+                stdout=self.stderr if options["json"] else self.stdout,
+            )
+            if options["json"]:  # the readable report went to stdout as it ran
+                self.emit(options, data, "")
             return
         from memories.bench import bench_ingest
 
@@ -37,7 +46,9 @@ class Command(MemorywebCommand):
         self.emit(options, result.as_dict(), "\n".join([
             f"embedder {result.embedder} (loaded in {result.model_load_seconds} s)",
             f"raw ingest: {result.turns} turns in {result.sessions} sessions, {result.turn_seconds} s: "
-            f"{result.turns_per_second} turns/s",
+            f"{result.turns_per_second} turns/s (committed; a broker does the rest)",
+            f"search indexing (batched embeddings): {result.index_seconds} s: "
+            f"{result.indexed_turns_per_second} turns/s ingested and indexed (the in-process default)",
             f"extraction (offline) + reconciliation: {result.episodes} episodes, {result.episode_seconds} s: "
             f"{result.episodes_per_second} episodes/s, {result.facts} facts, {result.failed} failed",
             "(the throwaway scope was deleted)",
