@@ -12,7 +12,7 @@ class Command(MemorywebCommand):
         ingest.add_argument("--turns", type=int, default=1000, help="raw turns to ingest (default 1000)")
         ingest.add_argument("--episodes", type=int, default=200, help="episodes to run through extraction (default 200)")
         ingest.add_argument("--session-size", type=int, default=50, help="turns per ingest_session call (default 50)")
-        recall = sub.add_parser("recall", help="recall latency in a synthetic scope among noise scopes (retrieval/bench.py)")
+        recall = sub.add_parser("recall", help="recall latency in a synthetic scope among noise scopes (rebuilds the HNSW index: use a scratch database)")
         recall.add_argument("--facts", type=int, default=10_000, help="facts in the measured scope (default 10000)")
         recall.add_argument("--scopes", type=int, default=10, help="noise scopes of the same size (default 10)")
         recall.add_argument("--queries", type=int, default=200, help="queries to time (default 200)")
