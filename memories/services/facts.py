@@ -23,6 +23,7 @@ from memories.services.audit import audit_record
 from memories.services.reconcile import fact_end, lock_subject_attribute
 from memories.services.resolve import Resolver, entity_canonical, entity_find
 from memories.services.indexing import queue_index
+from memories.services.validation import clean_label
 
 logger = logging.getLogger("memoryweb.facts")
 _ATTRIBUTE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
@@ -89,10 +90,10 @@ def fact_correct(
         if old.status != FactStatus.ACTIVE:
             raise Conflict(f"Fact {old.public_id} is {old.status}; only an active fact can be corrected (restore it first).")
         new_attribute = _clean_attribute(attribute) if attribute is not None else old.attribute
-        new_value = _clean_text(value, what="Value", max_length=300) if value is not None else old.value
+        new_value = clean_label(value, what="Value", max_length=300, required=True, missing="is empty") if value is not None else old.value
         value_changed = new_value != old.value
         if sentence is not None:
-            new_sentence = _clean_text(sentence, what="Sentence", max_length=1000)
+            new_sentence = clean_label(sentence, what="Sentence", max_length=1000, required=True, missing="is empty")
         elif value_changed and old.value in old.sentence:
             new_sentence = old.sentence.replace(old.value, new_value)
         elif value_changed or new_attribute != old.attribute:
@@ -223,14 +224,3 @@ def _clean_attribute(attribute: str) -> str:
     if not _ATTRIBUTE.match(attribute):
         raise InvalidInput("An attribute is 1-64 lowercase letters, digits and underscores, starting with a letter.")
     return attribute
-
-
-def _clean_text(value: str, *, what: str, max_length: int) -> str:
-    value = str(value).strip()
-    if not value:
-        raise InvalidInput(f"{what} is empty.")
-    if len(value) > max_length:
-        raise InvalidInput(f"{what} is longer than {max_length} characters.")
-    if "\x00" in value:
-        raise InvalidInput(f"{what} contains a NUL character.")
-    return value

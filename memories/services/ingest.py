@@ -25,6 +25,7 @@ from accounts.permissions import Principal
 from memoryweb.errors import InvalidInput, TooLarge
 from memories.models import Episode, Scope, Session, Turn
 from memories.services.indexing import queue_index
+from memories.services.validation import clean_label as _clean_label
 
 logger = logging.getLogger("memoryweb.ingest")
 
@@ -180,23 +181,6 @@ def _clean_text(text, *, what: str) -> str:
     if "\x00" in text:
         raise InvalidInput(f"{what} contains a NUL character.")
     return text
-
-
-def _clean_label(value, *, what: str, max_length: int, required: bool = False) -> str:
-    if value is None:
-        value = ""
-    if isinstance(value, int) and not isinstance(value, bool):
-        value = str(value)
-    if not isinstance(value, str):
-        raise InvalidInput(f"{what} must be a string.")
-    value = value.strip()
-    if required and not value:
-        raise InvalidInput(f"{what} is required.")
-    if len(value) > max_length:
-        raise InvalidInput(f"{what} is longer than {max_length} characters.")
-    if "\x00" in value:
-        raise InvalidInput(f"{what} contains a NUL character.")
-    return value
 
 
 def _clean_messages(messages, *, now: datetime) -> list[dict]:

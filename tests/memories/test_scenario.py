@@ -15,6 +15,12 @@ SCENARIO = [
     ("3", at(2024, 9, 16), "I got promoted to senior engineer at Google"),
     ("4", at(2025, 2, 10), "I moved from San Francisco to New York"),
 ]
+EXPECTED_ACTIVE = {
+    ("ankesh", "likes", "football"),
+    ("ankesh", "works_at", "Google"),
+    ("ankesh", "role", "senior engineer"),
+    ("ankesh", "lives_in", "New York"),
+}
 
 
 @pytest.fixture(autouse=True)
@@ -42,13 +48,7 @@ def test_the_scenario_gives_the_current_facts_and_their_history(cast, committed)
     assert all(later[name] >= earlier[name] for earlier, later in zip(counts, counts[1:]) for name in later)  # nothing deleted
     assert set(Episode.objects.values_list("status", flat=True)) == {EpisodeStatus.DONE}
 
-    active = {(f.subject.name, f.attribute, f.value) for f in fact_list(scope=cast.scope_a)}
-    assert active == {
-        ("ankesh", "likes", "football"),
-        ("ankesh", "works_at", "Google"),
-        ("ankesh", "role", "senior engineer"),
-        ("ankesh", "lives_in", "New York"),
-    }
+    assert {(f.subject.name, f.attribute, f.value) for f in fact_list(scope=cast.scope_a)} == EXPECTED_ACTIVE
 
     lives = list(fact_history(scope=cast.scope_a, entity_name_or_id="ankesh", attribute="lives_in"))
     assert [(f.value, f.status, f.valid_from, f.valid_to) for f in lives] == [
