@@ -439,7 +439,9 @@ def _read_clause(clause: _Clause, ctx: _Context, previous_subject: str | None) -
         return None
     if m := re.match(rf"^(?P<name>{_NAME}(?:\s+{_NAME})?)\s+(?P<rest>.+)$", text):
         name = m["name"]
-        if name.split()[0].lower() not in _NOT_NAMES and not (len(name.split()) > 1 and name.split()[1].lower() in _NOT_NAMES):
+        # "Here's …", "Mel's …": a contraction or possessive opens the clause, not a subject.
+        contracted = re.search(r"'s$|'re$|'ll$|'ve$|'d$", name.split()[0], re.I)
+        if not contracted and name.split()[0].lower() not in _NOT_NAMES and not (len(name.split()) > 1 and name.split()[1].lower() in _NOT_NAMES):
             if _predicate(m["rest"], name, clause, ctx, first_person=False, confidence=0.85):
                 ctx.last_third_person = name
                 ctx.subject_kinds.setdefault(name, "person")
@@ -815,6 +817,10 @@ _CHATTY_VERBS = set(
 )
 
 
+# A taste never starts with a verb or a bare preposition.
+_NOT_A_TASTE = set("is are was were be been has have had can will would does did in on at of for about by as".split())
+
+
 def _like_items(what: str) -> list[str]:
     """"playing football and tennis" → [football, tennis]; "to cook" → cooking."""
     cut = _LIKE_CUT.search(what)
@@ -825,6 +831,8 @@ def _like_items(what: str) -> list[str]:
     words = text.split()
     if words[0].lower() in _CHATTY_OBJECTS and words[0].lower() not in {"the", "to"}:
         return []
+    if words[0].lower() in _NOT_A_TASTE:
+        return []  # "Unconditional love is so important": "love" was a noun, not the verb
     if re.match(r"^(?:the|this|that)\s+(?:new|same|way|idea|fact|one|thing|part|rest|moment)\b", text, re.I):
         return []  # points at something in the conversation, not a taste
     if words[0].lower() == "to":

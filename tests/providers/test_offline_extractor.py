@@ -122,6 +122,9 @@ def test_statement_gives_exactly_these_facts(text, expected):
 
 
 CHIT_CHAT = [
+    # From LOCOMO turns: a noun "love", and a contraction opening the clause, are not tastes.
+    "Glad you have support, Caroline! Unconditional love is so important.",
+    "Here's one- 'Embracing Identity' is all about finding comfort and love in being yourself.",
     "Hey Mel! Good to see you! How have you been?",
     "Thanks, Caroline! I love that you're doing this. It's so inspiring.",
     "Wow, that's amazing! I'm so happy for you. What did you paint?",
