@@ -215,7 +215,7 @@ def _question(rng: random.Random, people: list[Entity]) -> str:
 def _drop(scopes: list[Scope]) -> None:
     ids = [s.pk for s in scopes]
     with connection.cursor() as cursor:
-        for table in ("retrieval_embedding", "retrieval_searchdocument", "retrieval_termstat", "retrieval_corpusstat", "retrieval_indexstate",
+        for table in ("retrieval_embedding", "retrieval_posting", "retrieval_searchdocument", "retrieval_termstat", "retrieval_corpusstat", "retrieval_indexstate",
                       "memories_fact", "memories_entityalias", "memories_entity"):
             cursor.execute(f"DELETE FROM {table} WHERE scope_id = ANY(%s)", [ids])
         cursor.execute("DELETE FROM memories_scope WHERE id = ANY(%s)", [ids])

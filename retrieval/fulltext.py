@@ -6,8 +6,9 @@ before stemming). AND semantics (`websearch_to_tsquery`) find no document at all
 natural-language questions, and `ts_rank` has neither idf nor length normalisation, so the
 score is Okapi BM25 (Robertson & Zaragoza 2009) computed in SQL from the document's tsvector
 (term frequency = number of positions), the scope's document frequencies (TermStat) and the
-collection's size and average length (CorpusStat). The GIN index over (scope, collection, tsv)
-finds the matching documents of the scope.
+collection's size and average length (CorpusStat). Scores are summed from `Posting` rows (an
+inverted index: lexeme → document, tf, length) read through one btree, so a query touches only
+the (lexeme, document) pairs it matches.
 """
 
 import re
@@ -46,11 +47,6 @@ def query_lexemes(query: str) -> list[str]:
         return list(dict.fromkeys(row[0] for row in cursor.fetchall()))
 
 
-def or_tsquery(lexemes: list[str]) -> str:
-    """`'a' | 'b'` as tsquery text: the lexemes are normalised already, so no second stemming."""
-    return " | ".join("'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'" for lexeme in lexemes)
-
-
 # In a large collection, a lexeme found in more than this share of the documents (df/N) does not
 # select documents, it only scores those the rarer lexemes select (Lucene's "common terms"
 # idea): a document matching only common words would rank low anyway, and matching them means
@@ -86,6 +82,12 @@ def bm25_candidates(
     if not lexemes or not collections:
         return {}
     k1, b = settings.RETRIEVAL_BM25_K1, settings.RETRIEVAL_BM25_B
+    selecting = _matching(scope, lexemes, collections)
+    # Documents are chosen by the selecting (rarer) lexemes and scored with all of them.
+    only_selected = "" if set(selecting) == set(lexemes) else (
+        " AND p.document_id IN (SELECT s.document_id FROM retrieval_posting s WHERE s.scope_id = %(scope)s"
+        " AND s.collection = ANY(%(collections)s) AND s.lexeme = ANY(%(selecting)s))"
+    )
     sql = f"""
         WITH corpus AS (
             SELECT collection, doc_count, total_length::float8 / greatest(doc_count, 1) AS avgdl
@@ -95,25 +97,28 @@ def bm25_candidates(
             FROM retrieval_termstat t JOIN corpus c ON c.collection = t.collection
             WHERE t.scope_id = %(scope)s AND t.collection = ANY(%(collections)s) AND t.lexeme = ANY(%(lexemes)s) AND t.df > 0
         ), scored AS (
+            SELECT p.document_id,
+                   sum(terms.idf * p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.length / corpus.avgdl))) AS bm25
+            FROM retrieval_posting p
+            JOIN terms ON terms.collection = p.collection AND terms.lexeme = p.lexeme
+            JOIN corpus ON corpus.collection = p.collection
+            WHERE p.scope_id = %(scope)s AND p.collection = ANY(%(collections)s) AND p.lexeme = ANY(%(lexemes)s)
+            {only_selected}
+            GROUP BY p.document_id
+        ), boosted AS (
             SELECT d.collection, d.target_id,
-                   sum(terms.idf * u.tf * (%(k1)s + 1) / (u.tf + %(k1)s * (1 - %(b)s + %(b)s * d.length / corpus.avgdl)))
-                   * CASE WHEN d.speaker = %(speaker)s THEN 1 + %(boost)s ELSE 1 END AS score
-            FROM retrieval_searchdocument d
-            JOIN corpus ON corpus.collection = d.collection
-            CROSS JOIN LATERAL (SELECT x.lexeme, cardinality(x.positions) AS tf FROM unnest(d.tsv) x) u
-            JOIN terms ON terms.collection = d.collection AND terms.lexeme = u.lexeme
-            WHERE d.scope_id = %(scope)s AND d.collection = ANY(%(collections)s) AND d.tsv @@ %(tsquery)s::tsquery
-            {doc_filter}
-            GROUP BY d.collection, d.target_id, d.speaker
+                   s.bm25 * CASE WHEN d.speaker = %(speaker)s THEN 1 + %(boost)s ELSE 1 END AS score
+            FROM scored s JOIN retrieval_searchdocument d ON d.id = s.document_id
+            WHERE TRUE {doc_filter}
         )
         SELECT collection, target_id, score FROM (
             SELECT collection, target_id, score,
                    row_number() OVER (PARTITION BY collection ORDER BY score DESC, target_id) AS rank
-            FROM scored
+            FROM boosted
         ) ranked WHERE rank <= %(limit)s ORDER BY collection, rank
     """
     named = {
-        "scope": scope.pk, "collections": list(collections), "lexemes": lexemes, "tsquery": or_tsquery(_matching(scope, lexemes, collections)),
+        "scope": scope.pk, "collections": list(collections), "lexemes": lexemes, "selecting": selecting,
         "k1": k1, "b": b, "limit": limit, "speaker": speaker or None, "boost": settings.RETRIEVAL_SPEAKER_BOOST,
     }
     for index, value in enumerate(params or []):

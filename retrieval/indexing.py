@@ -215,8 +215,11 @@ def sync_documents(*, scope: Scope, specs: list[DocSpec], embedder: Embedder) ->
             _stats(scope=scope, doc_ids=ids, sign=-1)
             _rewrite(changed)
             _stats(scope=scope, doc_ids=ids, sign=+1)
+            _postings(doc_ids=ids)
         if inserted:
-            _stats(scope=scope, doc_ids=[doc_id for doc_id, _ in inserted], sign=+1)
+            ids = [doc_id for doc_id, _ in inserted]
+            _stats(scope=scope, doc_ids=ids, sign=+1)
+            _postings(doc_ids=ids)
     _embed(scope=scope, docs=inserted + changed + unembedded, embedder=embedder)
     return len(inserted) + len(changed)
 
@@ -288,6 +291,19 @@ def _stats(*, scope: Scope, doc_ids: list[int], sign: int) -> None:
         )
         if sign < 0:
             cursor.execute("DELETE FROM retrieval_termstat WHERE scope_id = %s AND df <= 0", [scope.pk])
+
+
+def _postings(*, doc_ids: list[int]) -> None:
+    """(Re)write these documents' postings from their tsvectors: one row per lexeme, with its
+    term frequency (positions; PostgreSQL keeps up to 256) and the document's length."""
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM retrieval_posting WHERE document_id = ANY(%s)", [doc_ids])
+        cursor.execute(
+            "INSERT INTO retrieval_posting (scope_id, collection, lexeme, document_id, tf, length)"
+            " SELECT d.scope_id, d.collection, u.lexeme, d.id, cardinality(u.positions), d.length"
+            " FROM retrieval_searchdocument d CROSS JOIN LATERAL unnest(d.tsv) u WHERE d.id = ANY(%s)",
+            [doc_ids],
+        )
 
 
 def _embed(*, scope: Scope, docs: list[tuple[int, DocSpec]], embedder: Embedder) -> None:

@@ -1,4 +1,3 @@
-from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.utils import timezone
@@ -90,13 +89,37 @@ class SearchDocument(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["collection", "target_id"], name="retrieval_searchdoc_unique_target"),
         ]
-        indexes = [
-            # BM25 candidates: WHERE scope_id = … AND collection = ANY(…) AND tsv @@ 'a | b'::tsquery (btree_gin).
-            GinIndex(fields=["scope", "collection", "tsv"], name="retr_searchdoc_tsv_gin"),
-        ]
 
     def __str__(self) -> str:
         return f"{self.collection}:{self.target_id}"
+
+
+class Posting(models.Model):
+    """One lexeme of one search document with its term frequency: BM25's inverted index.
+
+    Scoring from postings reads only the matched (lexeme, document) pairs through one btree,
+    instead of unnesting the tsvector of every matching document; the document length is
+    copied here so the score needs no heap visit to the documents."""
+
+    scope = models.ForeignKey(Scope, on_delete=models.CASCADE, related_name="+")
+    collection = models.CharField(max_length=16, choices=Collection.choices)
+    lexeme = models.TextField()
+    document = models.ForeignKey(SearchDocument, on_delete=models.CASCADE, related_name="postings", db_index=False)
+    tf = models.IntegerField()
+    length = models.IntegerField()
+
+    class Meta:
+        indexes = [
+            # BM25: WHERE scope_id = … AND collection = ANY(…) AND lexeme = ANY(…), an index-only scan.
+            models.Index(
+                fields=["scope", "collection", "lexeme"], include=["document", "tf", "length"], name="retr_posting_lookup_idx"
+            ),
+            # Rewriting or deleting a document's postings: WHERE document_id = ANY(…).
+            models.Index(fields=["document"], name="retr_posting_document_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.lexeme}@{self.document_id}×{self.tf}"
 
 
 class TermStat(models.Model):
