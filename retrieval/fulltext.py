@@ -11,6 +11,7 @@ inverted index: lexeme → document, tf, length) read through one btree, so a qu
 the (lexeme, document) pairs it matches.
 """
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -55,17 +56,41 @@ COMMON_TERM_SHARE = 0.05
 COMMON_TERM_MIN_DOCS = 5000
 
 
-def _matching(scope: Scope, lexemes: list[str], collections: list[str]) -> list[str]:
+@dataclass(frozen=True)
+class _Weights:
+    """What BM25 needs besides the postings, read once per query: each (collection, lexeme)'s
+    idf with its collection's average length, and which lexemes select documents."""
+
+    collections: list[str]
+    lexemes: list[str]
+    idfs: list[float]
+    avgdls: list[float]
+    selecting: list[str]
+
+
+def _weights(scope: Scope, lexemes: list[str], collections: list[str]) -> _Weights | None:
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT t.lexeme, max(t.df::float8 / c.doc_count) FROM retrieval_termstat t"
-            " JOIN retrieval_corpusstat c ON c.scope_id = t.scope_id AND c.collection = t.collection"
-            " WHERE t.scope_id = %s AND t.collection = ANY(%s) AND t.lexeme = ANY(%s) AND c.doc_count >= %s GROUP BY t.lexeme",
-            [scope.pk, list(collections), lexemes, COMMON_TERM_MIN_DOCS],
+            "SELECT c.collection, c.doc_count, c.total_length, t.lexeme, t.df FROM retrieval_corpusstat c"
+            " JOIN retrieval_termstat t ON t.scope_id = c.scope_id AND t.collection = c.collection"
+            " WHERE c.scope_id = %s AND c.collection = ANY(%s) AND c.doc_count > 0 AND t.lexeme = ANY(%s) AND t.df > 0",
+            [scope.pk, list(collections), lexemes],
         )
-        common = {lexeme for lexeme, share in cursor.fetchall() if share > COMMON_TERM_SHARE}
-    rare = [lexeme for lexeme in lexemes if lexeme not in common]
-    return rare or lexemes
+        rows = cursor.fetchall()
+    if not rows:
+        return None
+    weights = _Weights([], [], [], [], [])
+    common = set()
+    for collection, doc_count, total_length, lexeme, df in rows:
+        weights.collections.append(collection)
+        weights.lexemes.append(lexeme)
+        weights.idfs.append(math.log(1 + (doc_count - df + 0.5) / (df + 0.5)))
+        weights.avgdls.append(total_length / doc_count or 1.0)
+        if doc_count >= COMMON_TERM_MIN_DOCS and df / doc_count > COMMON_TERM_SHARE:
+            common.add(lexeme)
+    present = list(dict.fromkeys(weights.lexemes))
+    weights.selecting.extend([lexeme for lexeme in present if lexeme not in common] or present)
+    return weights
 
 
 def bm25_candidates(
@@ -82,28 +107,33 @@ def bm25_candidates(
     if not lexemes or not collections:
         return {}
     k1, b = settings.RETRIEVAL_BM25_K1, settings.RETRIEVAL_BM25_B
-    selecting = _matching(scope, lexemes, collections)
-    # Documents are chosen by the selecting (rarer) lexemes and scored with all of them.
-    only_selected = "" if set(selecting) == set(lexemes) else (
-        " AND p.document_id IN (SELECT s.document_id FROM retrieval_posting s WHERE s.scope_id = %(scope)s"
-        " AND s.collection = ANY(%(collections)s) AND s.lexeme = ANY(%(selecting)s))"
-    )
+    weights = _weights(scope, lexemes, collections)
+    if weights is None:
+        return {}  # no query lexeme occurs in these collections
+    # The statistics are passed in as arrays: joined inside the query, the planner cannot know
+    # how many postings a lexeme has and picks plans that are slow for common ones.
+    if set(weights.selecting) == set(weights.lexemes):
+        postings = (
+            "retrieval_posting p WHERE p.scope_id = %(scope)s AND p.collection = ANY(%(collections)s)"
+            " AND p.lexeme = ANY(%(lexemes)s)"
+        )
+    else:
+        # Common lexemes are not scanned (their postings are many): the documents the rarer ones
+        # select are probed for them through the document index instead.
+        postings = (
+            "(SELECT DISTINCT s.document_id FROM retrieval_posting s WHERE s.scope_id = %(scope)s"
+            " AND s.collection = ANY(%(collections)s) AND s.lexeme = ANY(%(selecting)s)) sel"
+            " JOIN retrieval_posting p ON p.document_id = sel.document_id AND p.lexeme = ANY(%(lexemes)s)"
+        )
     sql = f"""
-        WITH corpus AS (
-            SELECT collection, doc_count, total_length::float8 / greatest(doc_count, 1) AS avgdl
-            FROM retrieval_corpusstat WHERE scope_id = %(scope)s AND collection = ANY(%(collections)s) AND doc_count > 0
-        ), terms AS (
-            SELECT t.collection, t.lexeme, ln(1 + (c.doc_count - t.df + 0.5) / (t.df + 0.5)) AS idf
-            FROM retrieval_termstat t JOIN corpus c ON c.collection = t.collection
-            WHERE t.scope_id = %(scope)s AND t.collection = ANY(%(collections)s) AND t.lexeme = ANY(%(lexemes)s) AND t.df > 0
+        WITH w AS (
+            SELECT * FROM unnest(%(w_collections)s::text[], %(w_lexemes)s::text[], %(w_idfs)s::float8[], %(w_avgdls)s::float8[])
+                AS w(collection, lexeme, idf, avgdl)
         ), scored AS (
             SELECT p.document_id,
-                   sum(terms.idf * p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.length / corpus.avgdl))) AS bm25
-            FROM retrieval_posting p
-            JOIN terms ON terms.collection = p.collection AND terms.lexeme = p.lexeme
-            JOIN corpus ON corpus.collection = p.collection
-            WHERE p.scope_id = %(scope)s AND p.collection = ANY(%(collections)s) AND p.lexeme = ANY(%(lexemes)s)
-            {only_selected}
+                   sum(w.idf * p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.length / w.avgdl))) AS bm25
+            FROM (SELECT p.document_id, p.collection, p.lexeme, p.tf, p.length FROM {postings}) p
+            JOIN w ON w.collection = p.collection AND w.lexeme = p.lexeme
             GROUP BY p.document_id
         ), boosted AS (
             SELECT d.collection, d.target_id,
@@ -118,7 +148,9 @@ def bm25_candidates(
         ) ranked WHERE rank <= %(limit)s ORDER BY collection, rank
     """
     named = {
-        "scope": scope.pk, "collections": list(collections), "lexemes": lexemes, "selecting": selecting,
+        "scope": scope.pk, "collections": list(collections), "lexemes": list(dict.fromkeys(weights.lexemes)),
+        "selecting": weights.selecting, "w_collections": weights.collections, "w_lexemes": weights.lexemes,
+        "w_idfs": weights.idfs, "w_avgdls": weights.avgdls,
         "k1": k1, "b": b, "limit": limit, "speaker": speaker or None, "boost": settings.RETRIEVAL_SPEAKER_BOOST,
     }
     for index, value in enumerate(params or []):

@@ -101,7 +101,8 @@ class Posting(models.Model):
     instead of unnesting the tsvector of every matching document; the document length is
     copied here so the score needs no heap visit to the documents."""
 
-    scope = models.ForeignKey(Scope, on_delete=models.CASCADE, related_name="+")
+    # No index of its own: the lookup index below starts with scope.
+    scope = models.ForeignKey(Scope, on_delete=models.CASCADE, related_name="+", db_index=False)
     collection = models.CharField(max_length=16, choices=Collection.choices)
     lexeme = models.TextField()
     document = models.ForeignKey(SearchDocument, on_delete=models.CASCADE, related_name="postings", db_index=False)
