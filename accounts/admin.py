@@ -2,6 +2,7 @@ from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
 
 from accounts.models import ApiToken, Membership, Team, User
+from accounts.permissions import Principal
 from accounts.tokens import token_revoke
 
 
@@ -54,7 +55,8 @@ class ApiTokenAdmin(admin.ModelAdmin):
     @admin.action(description="Revoke selected tokens")
     def revoke(self, request, queryset) -> None:
         count = 0
+        actor = Principal(user=request.user)
         for token in queryset.filter(revoked_at__isnull=True):
-            token_revoke(token=token)
+            token_revoke(token=token, actor=actor)
             count += 1
         self.message_user(request, f"Revoked {count} token(s).", messages.SUCCESS)

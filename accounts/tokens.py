@@ -27,9 +27,10 @@ def _hash(raw: str) -> str:
 
 
 def token_issue(
-    *, user: User, name: str, scopes, can_write: bool = False, expires_at: datetime | None = None
+    *, user: User, name: str, scopes, can_write: bool = False, expires_at: datetime | None = None, actor=None
 ) -> IssuedToken:
-    """Create a token limited to `scopes` (which the caller has checked the user may see)."""
+    """Create a token limited to `scopes` (which the caller has checked the user may see).
+    Audited as `actor` (a Principal; None for system use such as tests and fixtures)."""
     prefix = secrets.token_hex(_PREFIX_BYTES)
     raw = f"{TOKEN_PREFIX}{prefix}_{secrets.token_urlsafe(_SECRET_BYTES)}"
     with transaction.atomic():
@@ -37,6 +38,10 @@ def token_issue(
             user=user, name=name, prefix=prefix, secret_hash=_hash(raw), can_write=can_write, expires_at=expires_at
         )
         token.scopes.set(scopes)
+        _audit(actor, "token.create", token, after={
+            "name": name, "prefix": prefix, "scopes": [s.slug for s in scopes], "can_write": can_write,
+            "expires_at": expires_at.isoformat() if expires_at else None,
+        })
     return IssuedToken(token=token, secret=raw)
 
 
@@ -70,8 +75,19 @@ def token_authenticate(raw: str) -> ApiToken | None:
     return token
 
 
-def token_revoke(*, token: ApiToken) -> ApiToken:
+def token_revoke(*, token: ApiToken, actor=None) -> ApiToken:
+    """Revoke at once (idempotent); audited as `actor` when it changes anything."""
     if token.revoked_at is None:
-        token.revoked_at = timezone.now()
-        token.save(update_fields=["revoked_at"])
+        with transaction.atomic():
+            token.revoked_at = timezone.now()
+            token.save(update_fields=["revoked_at"])
+            _audit(actor, "token.revoke", token, after={"revoked_at": token.revoked_at.isoformat()})
     return token
+
+
+def _audit(actor, action: str, token: ApiToken, *, after: dict) -> None:
+    if actor is None:
+        return
+    from memories.services.audit import audit_record  # memories depends on accounts, not the reverse
+
+    audit_record(principal=actor, action=action, target_type="token", target_id=token.public_id, after=after)

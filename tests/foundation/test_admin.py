@@ -3,6 +3,7 @@ import pytest
 from accounts.models import ApiToken
 from accounts.services import user_create
 from accounts.tokens import token_issue
+from memories.models import AuditEvent
 
 
 @pytest.fixture
@@ -31,6 +32,8 @@ def test_the_revoke_action_revokes(admin_client, cast):
     )
     assert response.status_code == 200
     assert ApiToken.objects.get(pk=issued.token.pk).revoked_at is not None
+    event = AuditEvent.objects.get(action="token.revoke")  # an admin's revocation is audited like any other
+    assert event.actor_user.username == "root" and event.target_id == str(issued.token.public_id)
 
 
 def test_a_non_staff_user_cannot_open_the_admin(client, cast):

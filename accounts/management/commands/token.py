@@ -1,4 +1,3 @@
-from django.core.management.base import CommandError
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime, parse_date
 
@@ -7,7 +6,6 @@ from accounts.permissions import Access, scope_get
 from accounts.tokens import token_issue, token_revoke
 from memoryweb.errors import InvalidInput, NotFound
 from memoryweb.management.base import MemorywebCommand
-from memories.services.audit import audit_record
 
 
 class Command(MemorywebCommand):
@@ -32,11 +30,8 @@ class Command(MemorywebCommand):
             scopes = [scope_get(principal, slug, access) for slug in options["scopes"]]
             expires_at = _parse_expiry(options["expires"]) if options["expires"] else None
             issued = token_issue(
-                user=principal.user, name=options["name"], scopes=scopes, can_write=options["write"], expires_at=expires_at
-            )
-            audit_record(
-                principal=principal, action="token.create", target_type="token", target_id=issued.token.public_id,
-                after={"name": issued.token.name, "prefix": issued.token.prefix, "scopes": [s.slug for s in scopes], "can_write": options["write"]},
+                user=principal.user, name=options["name"], scopes=scopes, can_write=options["write"], expires_at=expires_at,
+                actor=principal,
             )
             self.emit(
                 options,
@@ -55,9 +50,7 @@ class Command(MemorywebCommand):
             token = ApiToken.objects.filter(user=principal.user, prefix=options["prefix"].removeprefix("mw_").split("_")[0]).first()
             if token is None:
                 raise NotFound(f"No token of yours with prefix {options['prefix']!r}.")
-            token_revoke(token=token)
-            audit_record(principal=principal, action="token.revoke", target_type="token", target_id=token.public_id,
-                         after={"revoked_at": token.revoked_at.isoformat()})
+            token_revoke(token=token, actor=principal)
             self.emit(options, _token_dict(token), f"Revoked token {token.prefix}.")
 
 
