@@ -18,6 +18,7 @@ import uuid
 
 from django.db import connection, transaction
 
+from memoryweb.errors import InvalidInput
 from memoryweb.providers.embedders import get_embedder
 from memories.models import Entity, EntityAlias, Fact, Scope
 from retrieval.embeddings import _created_indexes, ensure_model_index, index_name
@@ -58,82 +59,112 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
-def bench_recall(*, facts: int = 10_000, scopes: int = 10, queries: int = 200, stdout=None, principal=None, seed: int = 7) -> dict:
-    """Build, measure, clean up; returns the figures (milliseconds)."""
-    from accounts.services import local_admin_ensure, personal_team_ensure
+def bench_recall(
+    *, facts: int = 10_000, scopes: int = 10, queries: int = 200, stdout=None, principal=None, seed: int = 7,
+    keep: bool = False, existing: Scope | None = None,
+) -> dict:
+    """Build, measure, clean up; returns the figures (milliseconds).
 
+    keep: leave the built scopes in place (their slugs are printed) so later runs can measure
+    them again with `existing` instead of rebuilding the million-row table."""
     out = stdout or sys.stdout
     rng = random.Random(seed)
+    embedder = get_embedder()
+    if existing is not None:
+        names = list(Entity.objects.filter(scope=existing, kind="person").order_by("pk"))
+        if not names:
+            raise InvalidInput(f"Scope {existing.slug!r} holds no people: it was not built by `bench recall --keep`.")
+        return _measure(existing, names, queries=queries, rng=rng, embedder=embedder, out=out)
+
+    from accounts.services import local_admin_ensure, personal_team_ensure
+
     user = principal.user if principal is not None else local_admin_ensure()[0]
     team = personal_team_ensure(user=user)
-    embedder = get_embedder()
     tag = uuid.uuid4().hex[:8]
     target = Scope.objects.create(team=team, slug=f"bench-{tag}", name="bench recall target")
     noise = [Scope.objects.create(team=team, slug=f"bench-{tag}-noise-{i}", name="bench noise") for i in range(scopes)]
     try:
-        started = time.perf_counter()
-        names = _people(target, max(facts // 5, 1), rng)
-        made = _facts(target, names, facts, rng)
-        out.write(f"target scope: {made} facts about {len(names)} people ({time.perf_counter() - started:.1f} s)\n")
-
-        started = time.perf_counter()
-        # Bulk load without the HNSW index, then build it once over all rows: inserting a
-        # million vectors into a live HNSW graph one by one takes far longer.
-        with connection.cursor() as cursor:
-            cursor.execute(f'DROP INDEX IF EXISTS "{index_name(embedder.name)}"')
-        _created_indexes.discard(index_name(embedder.name))
-        noise_rows = _noise(noise, rows=9 * made, dim=embedder.dim, model=embedder.name, rng=rng)
-        out.write(f"noise: {noise_rows} random vectors in {scopes} scopes ({time.perf_counter() - started:.1f} s)\n")
-
-        started = time.perf_counter()
-        with connection.cursor() as cursor:
-            cursor.execute("SET maintenance_work_mem = '2GB'")
-        ensure_model_index(embedder)  # one build over all rows, faster than growing it row by row
-        index_pending(scope=target, embedder=embedder)
-        with connection.cursor() as cursor:
-            cursor.execute("ANALYZE retrieval_embedding")
-            cursor.execute("ANALYZE retrieval_searchdocument")
-            cursor.execute("ANALYZE retrieval_termstat")
-            cursor.execute("SELECT count(*) FROM retrieval_embedding")
-            table_rows = cursor.fetchone()[0]
-        out.write(f"indexed the target with {embedder.name}; vector table: {table_rows} rows ({time.perf_counter() - started:.1f} s)\n")
-
-        texts = [_question(rng, names) for _ in range(queries)]
-        excluding, including, embedding, stages = [], [], [], {}
-        recall(scope=target, query=texts[0])  # warm the caches and the model
-        for text in texts:
-            t0 = time.perf_counter()
-            vector = embedder.embed([text])[0]
-            t1 = time.perf_counter()
-            timings = recall(scope=target, query=text, query_vector=vector).timings
-            t2 = time.perf_counter()
-            for stage, seconds in timings.items():
-                stages.setdefault(stage, []).append(seconds * 1000)
-            embedding.append((t1 - t0) * 1000)
-            excluding.append((t2 - t1) * 1000)
-            including.append((t2 - t0) * 1000)
-        explain = explain_vector_query(
-            scope=target, query_vector=embedder.embed([texts[0]])[0], embedder=embedder, collections=[Collection.FACT], limit=50
-        )
-        explain = re.sub(r"'\[[^\]]*\]'", "'[query vector]'", explain)
-        result = {
-            "facts": made, "noise_scopes": scopes, "vector_rows": table_rows, "queries": queries, "embedder": embedder.name,
-            "p50_ms_excluding_embedding": round(statistics.median(excluding), 2),
-            "p95_ms_excluding_embedding": round(_percentile(excluding, 0.95), 2),
-            "p50_ms_including_embedding": round(statistics.median(including), 2),
-            "p95_ms_including_embedding": round(_percentile(including, 0.95), 2),
-            "p50_ms_embedding": round(statistics.median(embedding), 2),
-            "p50_ms_by_stage": {stage: round(statistics.median(v), 2) for stage, v in stages.items()},
-            "explain": explain,
-        }
-        out.write(f"recall over {made} facts in a {table_rows}-row vector table, {queries} queries:\n")
-        out.write(f"  excluding embedding: p50 {result['p50_ms_excluding_embedding']} ms, p95 {result['p95_ms_excluding_embedding']} ms\n")
-        out.write(f"  including embedding: p50 {result['p50_ms_including_embedding']} ms, p95 {result['p95_ms_including_embedding']} ms\n")
-        out.write(f"  p50 by stage (ms): {result['p50_ms_by_stage']}\n")
-        out.write("EXPLAIN of the nearest-neighbour query:\n" + explain + "\n")
+        names = _build(target, noise, facts=facts, rng=rng, embedder=embedder, out=out)
+        result = _measure(target, names, queries=queries, rng=rng, embedder=embedder, out=out)
+        if keep:
+            out.write(f"kept: measure again with `memoryweb bench recall --scope {target.slug}`\n")
         return result
     finally:
-        _drop([target, *noise])
+        if not keep:
+            _drop([target, *noise])
+
+
+def _build(target: Scope, noise: list[Scope], *, facts: int, rng: random.Random, embedder, out) -> list[Entity]:
+    started = time.perf_counter()
+    names = _people(target, max(facts // 5, 1), rng)
+    made = _facts(target, names, facts, rng)
+    out.write(f"target scope: {made} facts about {len(names)} people ({time.perf_counter() - started:.1f} s)\n")
+
+    started = time.perf_counter()
+    # Bulk load without the HNSW index, then build it once over all rows: inserting a
+    # million vectors into a live HNSW graph one by one takes far longer.
+    with connection.cursor() as cursor:
+        cursor.execute(f'DROP INDEX IF EXISTS "{index_name(embedder.name)}"')
+    _created_indexes.discard(index_name(embedder.name))
+    noise_rows = _noise(noise, rows=9 * made, dim=embedder.dim, model=embedder.name, rng=rng)
+    out.write(f"noise: {noise_rows} random vectors in {len(noise)} scopes ({time.perf_counter() - started:.1f} s)\n")
+
+    started = time.perf_counter()
+    with connection.cursor() as cursor:
+        cursor.execute("SET maintenance_work_mem = '2GB'")
+    ensure_model_index(embedder)  # one build over all rows, faster than growing it row by row
+    index_pending(scope=target, embedder=embedder)
+    with connection.cursor() as cursor:
+        for table in ("retrieval_embedding", "retrieval_searchdocument", "retrieval_termstat", "retrieval_posting"):
+            cursor.execute(f"ANALYZE {table}")
+        cursor.execute("SELECT count(*) FROM retrieval_embedding")
+        table_rows = cursor.fetchone()[0]
+    out.write(f"indexed the target with {embedder.name}; vector table: {table_rows} rows ({time.perf_counter() - started:.1f} s)\n")
+    return names
+
+
+def _measure(target: Scope, names: list[Entity], *, queries: int, rng: random.Random, embedder, out) -> dict:
+    made = Fact.objects.filter(scope=target).count()
+    noise_scopes = Scope.objects.filter(team=target.team, slug__startswith=f"{target.slug}-noise-").count()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM retrieval_embedding")
+        table_rows = cursor.fetchone()[0]
+    texts = [_question(rng, names) for _ in range(queries)]
+    excluding, including, embedding, stages = [], [], [], {}
+    recall(scope=target, query=texts[0])  # warm the caches and the model
+    for text in texts:
+        t0 = time.perf_counter()
+        vector = embedder.embed([text])[0]
+        t1 = time.perf_counter()
+        timings = recall(scope=target, query=text, query_vector=vector).timings
+        t2 = time.perf_counter()
+        for stage, seconds in timings.items():
+            stages.setdefault(stage, []).append(seconds * 1000)
+        embedding.append((t1 - t0) * 1000)
+        excluding.append((t2 - t1) * 1000)
+        including.append((t2 - t0) * 1000)
+    explain = explain_vector_query(
+        scope=target, query_vector=embedder.embed([texts[0]])[0], embedder=embedder, collections=[Collection.FACT], limit=50
+    )
+    explain = re.sub(r"'\[[^\]]*\]'", "'[query vector]'", explain)
+    result = {
+        "facts": made, "noise_scopes": noise_scopes, "vector_rows": table_rows, "queries": queries, "embedder": embedder.name,
+        "p50_ms_excluding_embedding": round(statistics.median(excluding), 2),
+        "p95_ms_excluding_embedding": round(_percentile(excluding, 0.95), 2),
+        "p50_ms_including_embedding": round(statistics.median(including), 2),
+        "p95_ms_including_embedding": round(_percentile(including, 0.95), 2),
+        "p50_ms_embedding": round(statistics.median(embedding), 2),
+        "p50_ms_by_stage": {stage: round(statistics.median(v), 2) for stage, v in stages.items()},
+        "p95_ms_by_stage": {stage: round(_percentile(v, 0.95), 2) for stage, v in stages.items()},
+        "explain": explain,
+    }
+    out.write(f"recall over {made} facts in a {table_rows}-row vector table, {queries} queries:\n")
+    out.write(f"  excluding embedding: p50 {result['p50_ms_excluding_embedding']} ms, p95 {result['p95_ms_excluding_embedding']} ms\n")
+    out.write(f"  including embedding: p50 {result['p50_ms_including_embedding']} ms, p95 {result['p95_ms_including_embedding']} ms\n")
+    out.write(f"  p50 by stage (ms): {result['p50_ms_by_stage']}\n")
+    out.write(f"  p95 by stage (ms): {result['p95_ms_by_stage']}\n")
+    out.write("EXPLAIN of the nearest-neighbour query:\n" + explain + "\n")
+    return result
 
 
 def _people(scope: Scope, count: int, rng: random.Random) -> list[Entity]:

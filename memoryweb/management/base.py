@@ -6,6 +6,8 @@ import json
 import sys
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db.utils import ProgrammingError
+from psycopg.errors import UndefinedTable
 
 from memoryweb.errors import MemorywebError
 
@@ -44,6 +46,10 @@ class MemorywebCommand(BaseCommand):
             return super().execute(*args, **options)
         except MemorywebError as exc:
             raise CommandError(exc.message) from None
+        except ProgrammingError as exc:
+            if isinstance(exc.__cause__, UndefinedTable):
+                raise CommandError("The database has no memoryweb tables yet: run `memoryweb migrate` first.") from None
+            raise
 
     def principal(self, options):
         from accounts.permissions import Principal

@@ -88,3 +88,29 @@ def test_a_viewer_cannot_issue_a_write_token_nor_name_a_foreign_scope(cast):
         call("token", "create", "t", "--scope", "alpha", "--write", "--as", "viewer")
     with pytest.raises(CommandError, match="No scope named 'bravo'"):
         call("token", "create", "t", "--scope", "bravo", "--as", "owner")
+
+
+def test_a_database_without_tables_asks_for_migrate_instead_of_a_traceback():
+    import os
+    import subprocess
+    import sys
+    import uuid
+
+    import psycopg
+    from django.db import connection
+
+    params = connection.settings_dict
+    name = f"mw_empty_{uuid.uuid4().hex[:8]}"
+    admin = dict(host=params["HOST"], port=params["PORT"], user=params["USER"], password=params["PASSWORD"] or None, dbname="postgres")
+    with psycopg.connect(**admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        env = {**os.environ, "MEMORYWEB_DATABASE_NAME": name}
+        result = subprocess.run(
+            [sys.executable, "-m", "memoryweb.cli", "scope", "list"], capture_output=True, text=True, env=env, timeout=120
+        )
+    finally:
+        with psycopg.connect(**admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    assert result.returncode == 1
+    assert "run `memoryweb migrate` first" in result.stderr and "Traceback" not in result.stderr

@@ -52,3 +52,21 @@ def test_bench_refuses_nonsense_sizes(cast):
         call_command("bench", "recall", "--facts", "0", "--as", "owner")
     with pytest.raises(CommandError, match="--turns must be at least 1"):
         call_command("bench", "ingest", "--turns", "0", "--as", "owner")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_bench_recall_can_keep_its_scopes_and_measure_them_again(cast, capsys):
+    before = set(Scope.objects.values_list("slug", flat=True))
+    call_command("bench", "recall", "--facts", "60", "--scopes", "1", "--queries", "3", "--keep", "--json", "--as", "owner")
+    first = json.loads(capsys.readouterr().out)
+    kept = set(Scope.objects.values_list("slug", flat=True)) - before
+    target = min(kept, key=len)
+    assert len(kept) == 2 and f"{target}-noise-0" in kept
+    call_command("bench", "recall", "--scope", target, "--queries", "4", "--json", "--as", "owner")
+    again = json.loads(capsys.readouterr().out)
+    assert again["facts"] == first["facts"] == 60 and again["noise_scopes"] == 1 and again["queries"] == 4
+    assert again["vector_rows"] == first["vector_rows"]
+    with pytest.raises(CommandError, match="No scope named"):
+        call_command("bench", "recall", "--scope", target, "--as", "outsider")  # another team's scope is not there
+    with pytest.raises(CommandError, match="holds no people"):
+        call_command("bench", "recall", "--scope", "alpha", "--as", "owner")
