@@ -71,7 +71,7 @@ def index_pending(*, scope: Scope, full: bool = False, embedder: Embedder | None
         if full:
             state.speakers = _speakers(scope)
         else:
-            state.speakers = sorted(set(state.speakers) | _new_speakers)[: _MAX_SPEAKERS + 1]
+            state.speakers = sorted(set(state.speakers) | _new_speakers)[: MAX_SPEAKERS + 1]
         state.updated_at = timezone.now()
         state.save(update_fields=["model", "speakers", "updated_at"])
     return written
@@ -350,19 +350,19 @@ def _embed_missing(*, scope: Scope, embedder: Embedder) -> None:
         _embed(scope=scope, docs=[(i, DocSpec(c, t, x, None)) for i, c, t, x in rows], embedder=embedder)
 
 
-_MAX_SPEAKERS = 500
+MAX_SPEAKERS = 500
 
 
 def _speakers(scope: Scope) -> list[str]:
-    """The scope's distinct speakers (a bounded list: a scope of many speakers gets no boost)."""
+    """The scope's distinct speakers, at most MAX_SPEAKERS + 1: a longer list means "too many
+    to tell apart", and a scope of many speakers gets no speaker boost."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT DISTINCT speaker FROM retrieval_searchdocument WHERE scope_id = %s AND collection IN ('turn', 'episode')"
             " AND speaker <> '' LIMIT %s",
-            [scope.pk, _MAX_SPEAKERS + 1],
+            [scope.pk, MAX_SPEAKERS + 1],
         )
-        names = sorted(row[0] for row in cursor.fetchall())
-    return names if len(names) <= _MAX_SPEAKERS else []
+        return sorted(row[0] for row in cursor.fetchall())
 
 
 def _paged(queryset):

@@ -169,7 +169,8 @@ class IndexState(models.Model):
     episode_mark = models.BigIntegerField(default=0)
     turn_mark = models.BigIntegerField(default=0)
     model = models.CharField(max_length=120, blank=True)
-    # The distinct speakers (and fact subjects) indexed, so a query naming one is recognised cheaply.
+    # The distinct speakers of turns and episodes indexed (at most MAX_SPEAKERS + 1, more means
+    # too many), so a query naming one is recognised cheaply.
     speakers = models.JSONField(default=list, blank=True)
     updated_at = models.DateTimeField(default=timezone.now)
 

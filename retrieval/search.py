@@ -31,7 +31,7 @@ from memories.models import Entity, EntityAlias, Episode, Fact, FactStatus, Scop
 from memories.normalize import normalize_name
 from retrieval.documents import TURN_COLLECTIONS
 from retrieval.fulltext import bm25_candidates, query_lexemes
-from retrieval.indexing import index_pending
+from retrieval.indexing import MAX_SPEAKERS, index_pending
 from retrieval.intents import asks_changes, asks_history, attributes_asked, mentions_first_person
 from retrieval.models import Collection, CorpusStat, IndexState
 from retrieval.ranking import lane_score, pool_size, recency, rrf
@@ -307,6 +307,8 @@ def _rank(
 def _named_speaker(scope: Scope, query: str) -> str:
     """The one known speaker the question names (by full or first name), else ""."""
     state = IndexState.objects.filter(scope=scope).values_list("speakers", flat=True).first() or []
+    if len(state) > MAX_SPEAKERS:
+        return ""
     words = {w.casefold() for w in _WORDS.findall(query)}
     text = " ".join(_WORDS.findall(query)).casefold()
     named = [

@@ -216,3 +216,20 @@ def test_the_index_task_catches_up_rows_committed_out_of_id_order(cast):
     assert IndexState.objects.get(scope=scope).episode_mark == late.pk
     assert index_scope.delay(scope.pk).get() == 1  # the task's full sweep finds it
     assert recall(scope=scope, query="committed late", now=NOW).items[0].pk == late.pk
+
+
+def test_a_question_naming_one_speaker_is_recognised_unless_the_scope_has_too_many(cast):
+    from retrieval.indexing import MAX_SPEAKERS
+    from retrieval.models import IndexState
+    from retrieval.search import _named_speaker
+
+    scope = cast.scope_a
+    note(scope, "I painted a sunset", speaker="Caroline Smith")
+    note(scope, "I painted a lake", speaker="Melanie")
+    index_pending(scope=scope)
+    assert _named_speaker(scope, "What did Caroline paint?") == "Caroline Smith"
+    assert _named_speaker(scope, "What did caroline smith paint?") == "Caroline Smith"
+    assert _named_speaker(scope, "What did Caroline and Melanie paint?") == ""  # two named: no boost
+    assert _named_speaker(scope, "What did Carol paint?") == ""
+    IndexState.objects.filter(scope=scope).update(speakers=[f"Speaker {i}" for i in range(MAX_SPEAKERS)] + ["Caroline Smith"])
+    assert _named_speaker(scope, "What did Caroline paint?") == ""  # more than MAX_SPEAKERS: none is told apart
