@@ -125,27 +125,33 @@ def bm25_candidates(
             " AND s.collection = ANY(%(collections)s) AND s.lexeme = ANY(%(selecting)s)) sel"
             " JOIN retrieval_posting p ON p.document_id = sel.document_id AND p.lexeme = ANY(%(lexemes)s)"
         )
+    # Every matched document is scored from its postings alone (the speaker boost included), then
+    # documents are read in score order, per collection, until `limit` pass `doc_filter`: the
+    # filter (fact status, time window) costs a visit per document, so it is paid for the few
+    # documents that make the list, not for every document that shares a word with the query.
+    # The LATERAL join runs as a nested loop over the sorted scores, which keeps their order.
     sql = f"""
         WITH w AS (
             SELECT * FROM unnest(%(w_collections)s::text[], %(w_lexemes)s::text[], %(w_idfs)s::float8[], %(w_avgdls)s::float8[])
                 AS w(collection, lexeme, idf, avgdl)
-        ), scored AS (
-            SELECT p.document_id,
-                   sum(w.idf * p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.length / w.avgdl))) AS bm25
-            FROM (SELECT p.document_id, p.collection, p.lexeme, p.tf, p.length FROM {postings}) p
+        ), scored AS MATERIALIZED (
+            SELECT p.document_id, min(p.collection) AS collection,
+                   sum(w.idf * p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.length / w.avgdl)))
+                   * CASE WHEN min(p.speaker) = %(speaker)s THEN 1 + %(boost)s ELSE 1 END AS score
+            FROM (SELECT p.document_id, p.collection, p.lexeme, p.tf, p.length, p.speaker FROM {postings}) p
             JOIN w ON w.collection = p.collection AND w.lexeme = p.lexeme
             GROUP BY p.document_id
-        ), boosted AS (
-            SELECT d.collection, d.target_id,
-                   s.bm25 * CASE WHEN d.speaker = %(speaker)s THEN 1 + %(boost)s ELSE 1 END AS score
-            FROM scored s JOIN retrieval_searchdocument d ON d.id = s.document_id
-            WHERE TRUE {doc_filter}
         )
-        SELECT collection, target_id, score FROM (
-            SELECT collection, target_id, score,
-                   row_number() OVER (PARTITION BY collection ORDER BY score DESC, target_id) AS rank
-            FROM boosted
-        ) ranked WHERE rank <= %(limit)s ORDER BY collection, rank
+        SELECT c.collection, top.target_id, top.score FROM unnest(%(collections)s::text[]) AS c(collection)
+        CROSS JOIN LATERAL (
+            SELECT d.target_id, s.score
+            FROM (SELECT document_id, score FROM scored WHERE scored.collection = c.collection
+                  ORDER BY score DESC, document_id) s
+            CROSS JOIN LATERAL (
+                SELECT d.target_id FROM retrieval_searchdocument d WHERE d.id = s.document_id {doc_filter}
+            ) d
+            LIMIT %(limit)s
+        ) top
     """
     named = {
         "scope": scope.pk, "collections": list(collections), "lexemes": list(dict.fromkeys(weights.lexemes)),
@@ -160,4 +166,6 @@ def bm25_candidates(
         cursor.execute(sql, named)
         for collection, target_id, score in cursor.fetchall():
             out.setdefault(collection, []).append(Hit(collection, target_id, float(score)))
+    for hits in out.values():
+        hits.sort(key=lambda hit: -hit.score)  # stable: equal scores keep the query's order
     return out

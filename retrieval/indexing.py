@@ -295,12 +295,12 @@ def _stats(*, scope: Scope, doc_ids: list[int], sign: int) -> None:
 
 def _postings(*, doc_ids: list[int]) -> None:
     """(Re)write these documents' postings from their tsvectors: one row per lexeme, with its
-    term frequency (positions; PostgreSQL keeps up to 256) and the document's length."""
+    term frequency (positions; PostgreSQL keeps up to 256), the document's length and speaker."""
     with connection.cursor() as cursor:
         cursor.execute("DELETE FROM retrieval_posting WHERE document_id = ANY(%s)", [doc_ids])
         cursor.execute(
-            "INSERT INTO retrieval_posting (scope_id, collection, lexeme, document_id, tf, length)"
-            " SELECT d.scope_id, d.collection, u.lexeme, d.id, cardinality(u.positions), d.length"
+            "INSERT INTO retrieval_posting (scope_id, collection, lexeme, document_id, tf, length, speaker)"
+            " SELECT d.scope_id, d.collection, u.lexeme, d.id, cardinality(u.positions), d.length, d.speaker"
             " FROM retrieval_searchdocument d CROSS JOIN LATERAL unnest(d.tsv) u WHERE d.id = ANY(%s)",
             [doc_ids],
         )

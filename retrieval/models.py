@@ -98,8 +98,8 @@ class Posting(models.Model):
     """One lexeme of one search document with its term frequency: BM25's inverted index.
 
     Scoring from postings reads only the matched (lexeme, document) pairs through one btree,
-    instead of unnesting the tsvector of every matching document; the document length is
-    copied here so the score needs no heap visit to the documents."""
+    instead of unnesting the tsvector of every matching document; the document's length and
+    speaker are copied here so the score needs no visit to the documents."""
 
     # No index of its own: the lookup index below starts with scope.
     scope = models.ForeignKey(Scope, on_delete=models.CASCADE, related_name="+", db_index=False)
@@ -108,12 +108,16 @@ class Posting(models.Model):
     document = models.ForeignKey(SearchDocument, on_delete=models.CASCADE, related_name="postings", db_index=False)
     tf = models.IntegerField()
     length = models.IntegerField()
+    # The document's speaker, so the speaker boost is part of the score before any document is
+    # read (the best `limit` are then found by reading documents in score order).
+    speaker = models.CharField(max_length=200, blank=True, default="")
 
     class Meta:
         indexes = [
             # BM25: WHERE scope_id = … AND collection = ANY(…) AND lexeme = ANY(…), an index-only scan.
             models.Index(
-                fields=["scope", "collection", "lexeme"], include=["document", "tf", "length"], name="retr_posting_lookup_idx"
+                fields=["scope", "collection", "lexeme"], include=["document", "tf", "length", "speaker"],
+                name="retr_posting_lookup2_idx",
             ),
             # Rewriting or deleting a document's postings: WHERE document_id = ANY(…).
             models.Index(fields=["document"], name="retr_posting_document_idx"),
