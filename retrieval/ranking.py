@@ -1,7 +1,7 @@
 """Fusion of candidate lists and the three ranking lanes.
 
 Reciprocal rank fusion (Cormack, Clarke & Büttcher, SIGIR 2009): each list votes 1/(k + rank)
-for its items; k = 60 as in the paper by default (RETRIEVAL_RRF_K). The fused score becomes the
+for its items; k = RETRIEVAL_RRF_K, 10 by default (the paper uses 60; see docs/ARCHITECTURE.md). The fused score becomes the
 similarity lane, scaled so the best candidate has 1.0, and the final score is
 `w_sim·similarity + w_imp·importance + w_rec·recency` with the scope's weights. Recency halves
 every RETRIEVAL_HALF_LIFE_DAYS (365) days; an item with importance ≥ RETRIEVAL_IMPORTANCE_FLOOR

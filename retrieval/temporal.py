@@ -227,6 +227,8 @@ _DATEISH = re.compile(rf"(?=.*\d)(?=.*\b(?:{_MONTH_NAMES}|may)\b)|\d{{1,4}}[/.-]
 def _explicit_date(text: str, now: datetime) -> TimeWindow | None:
     """Explicit dates through dateparser; only substrings with a digit count (it reads "may",
     "second" or "now" as dates otherwise)."""
+    if not any(c.isdigit() for c in text):
+        return None  # nothing it finds could count, and its search costs milliseconds
     from dateparser.search import search_dates
 
     found = search_dates(

@@ -16,6 +16,17 @@ def _fast_settings(settings):
     settings.LLM_PROVIDER = "offline"
 
 
+@pytest.fixture(autouse=True)
+def _search_pool():
+    """Searches outside a transaction use a second connection from a pool thread
+    (retrieval/concurrent.py); it is closed after each test, or the test database could not be
+    flushed or dropped while it is connected."""
+    yield
+    from retrieval import concurrent
+
+    concurrent.shutdown()
+
+
 class Cast:
     pass
 

@@ -1,0 +1,83 @@
+"""Two searches at once: the vector search runs on a pool thread, on that thread's own database
+connection, while BM25 runs on the caller's. PostgreSQL executes each in its own backend, so the
+slower of the two sets the latency instead of their sum.
+
+Only outside a transaction: inside one, the caller's uncommitted rows are invisible to another
+connection (and a test's transaction is exactly that), so both run here, one after the other.
+The pool's threads keep their connections open between calls; a connection found broken is
+closed and the search runs again on the caller's connection, so a restarted database costs one
+slower query, never a failed one.
+"""
+
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+from django.conf import settings
+from django.db import connection
+
+logger = logging.getLogger(__name__)
+A = TypeVar("A")
+B = TypeVar("B")
+
+_executor: ThreadPoolExecutor | None = None
+_executor_lock = threading.Lock()
+
+
+def side_by_side(background: Callable[[], A], foreground: Callable[[], B]) -> tuple[A, B]:
+    """(background(), foreground()), the first on a pool thread when that is safe."""
+    if not settings.RETRIEVAL_CONCURRENT or connection.in_atomic_block:
+        return background(), foreground()
+    future = _pool().submit(_on_own_connection, background)
+    try:
+        ahead = foreground()
+    finally:
+        try:
+            behind = future.result()
+        except Exception as exc:  # its connection failed: once more on ours
+            logger.warning("concurrent search failed on its own connection (%s); running it here", exc)
+            behind = background()
+    return behind, ahead
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _executor
+    with _executor_lock:
+        if _executor is None:
+            _executor = ThreadPoolExecutor(max_workers=settings.RETRIEVAL_CONCURRENT_THREADS, thread_name_prefix="memoryweb-search")
+        return _executor
+
+
+def shutdown() -> None:
+    """Close the pool's connections and stop its threads (a test database is dropped at the end
+    and must have no other sessions); the next search starts a new pool."""
+    global _executor
+    with _executor_lock:
+        pool, _executor = _executor, None
+    if pool is None:
+        return
+    workers = pool._max_workers
+    barrier = threading.Barrier(workers)
+
+    def close_here():
+        connection.close()
+        try:
+            barrier.wait(timeout=5)  # holds each thread until all have one: every thread closes its own
+        except threading.BrokenBarrierError:
+            pass
+
+    for _ in range(workers):
+        pool.submit(close_here)
+    pool.shutdown(wait=True)
+
+
+def _on_own_connection(work: Callable[[], A]) -> A:
+    if connection.connection is not None and connection.errors_occurred and not connection.is_usable():
+        connection.close()
+    try:
+        return work()
+    except Exception:
+        connection.close()  # whatever went wrong, the next call starts on a fresh connection
+        raise

@@ -1,0 +1,72 @@
+"""The vector search runs beside BM25 on its own connection, only where that is safe."""
+
+import threading
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from memories.models import Episode
+from retrieval import concurrent
+from retrieval.concurrent import side_by_side
+from retrieval.indexing import index_pending
+from retrieval.services import recall
+
+
+def where() -> tuple[int, int]:
+    """This thread and its database backend."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return threading.get_ident(), cursor.fetchone()[0]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_outside_a_transaction_the_background_work_runs_on_another_thread_and_connection(cast):
+    behind, ahead = side_by_side(where, where)
+    assert behind[0] != ahead[0] and behind[1] != ahead[1]
+    assert ahead == (threading.get_ident(), where()[1])
+
+
+@pytest.mark.django_db
+def test_inside_a_transaction_both_run_here_because_another_connection_would_not_see_its_rows(cast):
+    assert connection.in_atomic_block
+    behind, ahead = side_by_side(where, where)
+    assert behind == ahead == (threading.get_ident(), where()[1])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_can_be_switched_off(cast, settings):
+    settings.RETRIEVAL_CONCURRENT = False
+    behind, ahead = side_by_side(where, where)
+    assert behind == ahead
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_failure_on_the_pool_connection_runs_the_work_again_here(cast, caplog):
+    calls = []
+
+    def flaky():
+        calls.append(threading.get_ident())
+        if len(calls) == 1:
+            raise connection.Database.OperationalError("server closed the connection unexpectedly")
+        return where()
+
+    behind, ahead = side_by_side(flaky, where)
+    assert len(calls) == 2 and calls[0] != calls[1] == threading.get_ident()
+    assert behind == ahead
+    assert "running it here" in caplog.text
+    # The pool's next call works again (its connection was closed and is reopened).
+    behind, ahead = side_by_side(where, where)
+    assert behind[0] != ahead[0]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_recall_finds_the_same_with_and_without_the_second_connection(cast, settings):
+    scope = cast.scope_a
+    for text in ["I adopted a grey cat called Miso", "We hiked the Pyrenees in June", "My sister plays the cello"]:
+        Episode.objects.create(scope=scope, text=text, speaker="ankesh", occurred_at=timezone.now())
+    index_pending(scope=scope)
+    together = [(i.kind, i.id) for i in recall(scope=scope, query="what pet do I have?").items]
+    settings.RETRIEVAL_CONCURRENT = False
+    alone = [(i.kind, i.id) for i in recall(scope=scope, query="what pet do I have?").items]
+    assert together == alone and together[0][0] == "episode"
