@@ -168,13 +168,19 @@ def _measure(target: Scope, names: list[Entity], *, queries: int, rng: random.Ra
 
 
 def _people(scope: Scope, count: int, rng: random.Random) -> list[Entity]:
-    names, seen = [], set()
-    while len(names) < count:
-        name = f"{rng.choice(FIRST)} {rng.choice(LAST)}"
-        if name in seen:
-            name = f"{name} {len(names)}"
-        seen.add(name)
-        names.append(name)
+    """`count` distinct names, without digits (a number in a question can read as a year):
+    first name, optional middle name, surname, optional second surname."""
+    shape = (len(FIRST), len(FIRST) + 1, len(LAST), len(LAST) + 1)
+    total = shape[0] * shape[1] * shape[2] * shape[3]
+    if count > total:
+        raise InvalidInput(f"bench recall can name at most {total} people ({5 * total} facts).")
+    names = []
+    for number in rng.sample(range(total), count):
+        number, second = divmod(number, shape[3])
+        number, last = divmod(number, shape[2])
+        first, middle = divmod(number, shape[1])
+        parts = [FIRST[first]] + ([FIRST[middle - 1]] if middle else []) + [LAST[last]] + ([LAST[second - 1]] if second else [])
+        names.append(" ".join(parts))
     entities = Entity.objects.bulk_create([Entity(scope=scope, name=name, kind="person") for name in names], batch_size=5000)
     EntityAlias.objects.bulk_create(
         [EntityAlias(scope=scope, entity=e, alias=e.name, normalized=e.name.casefold()) for e in entities], batch_size=5000
