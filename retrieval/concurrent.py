@@ -1,6 +1,6 @@
-"""Two searches at once: the vector search runs on a pool thread, on that thread's own database
-connection, while BM25 runs on the caller's. PostgreSQL executes each in its own backend, so the
-slower of the two sets the latency instead of their sum.
+"""Searches at once: the vector search and the entity look-ups run on pool threads, each on that
+thread's own database connection, while BM25 runs on the caller's. PostgreSQL executes each in
+its own backend, so the slowest sets the latency instead of their sum.
 
 Only outside a transaction: inside one, the caller's uncommitted rows are invisible to another
 connection (and a test's transaction is exactly that), so both run here, one after the other.
@@ -13,33 +13,32 @@ import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import connection
 
 logger = logging.getLogger(__name__)
 A = TypeVar("A")
-B = TypeVar("B")
 
 _executor: ThreadPoolExecutor | None = None
 _executor_lock = threading.Lock()
 
 
-def side_by_side(background: Callable[[], A], foreground: Callable[[], B]) -> tuple[A, B]:
-    """(background(), foreground()), the first on a pool thread when that is safe."""
+def side_by_side(foreground: Callable[[], Any], *background: Callable[[], Any]) -> tuple:
+    """(foreground(), *each background()): the background work on pool threads when that is safe."""
     if not settings.RETRIEVAL_CONCURRENT or connection.in_atomic_block:
-        return background(), foreground()
-    future = _pool().submit(_on_own_connection, background)
-    try:
-        ahead = foreground()
-    finally:
+        return (foreground(), *(work() for work in background))
+    futures = [_pool().submit(_on_own_connection, work) for work in background]
+    ahead = foreground()
+    results = []
+    for work, future in zip(background, futures):
         try:
-            behind = future.result()
+            results.append(future.result())
         except Exception as exc:  # its connection failed: once more on ours
             logger.warning("concurrent search failed on its own connection (%s); running it here", exc)
-            behind = background()
-    return behind, ahead
+            results.append(work())
+    return (ahead, *results)
 
 
 def _pool() -> ThreadPoolExecutor:

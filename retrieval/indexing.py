@@ -54,9 +54,9 @@ def vector_target(collection: str) -> str:
 def index_pending(*, scope: Scope, full: bool = False, embedder: Embedder | None = None) -> int:
     """Index everything of `scope` not indexed yet; returns how many documents were written."""
     embedder = embedder or get_embedder()
-    state, _ = IndexState.objects.get_or_create(scope=scope)
-    if not full and not _pending(scope=scope, state=state, model=embedder.name):
+    if not full and _pending(scope=scope, model=embedder.name) is False:
         return 0
+    state, _ = IndexState.objects.get_or_create(scope=scope)
     _new_speakers: set[str] = set()
     with _scope_lock(scope):
         state.refresh_from_db()
@@ -77,18 +77,21 @@ def index_pending(*, scope: Scope, full: bool = False, embedder: Embedder | None
     return written
 
 
-def _pending(*, scope: Scope, state: IndexState, model: str) -> bool:
+def _pending(*, scope: Scope, model: str) -> bool | None:
+    """Whether rows above the watermarks wait, or a new embedding model is in force while
+    documents exist (every document then needs its vector for it); one query, the check every
+    recall makes. None: the scope has no index state yet."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT EXISTS (SELECT 1 FROM memories_fact WHERE scope_id = %s AND id > %s)"
-            " OR EXISTS (SELECT 1 FROM memories_episode WHERE scope_id = %s AND id > %s AND turn_id IS NULL)"
-            " OR EXISTS (SELECT 1 FROM memories_turn WHERE scope_id = %s AND id > %s)",
-            [scope.pk, state.fact_mark, scope.pk, state.episode_mark, scope.pk, state.turn_mark],
+            "SELECT EXISTS (SELECT 1 FROM memories_fact WHERE scope_id = s.scope_id AND id > s.fact_mark)"
+            " OR EXISTS (SELECT 1 FROM memories_episode WHERE scope_id = s.scope_id AND id > s.episode_mark AND turn_id IS NULL)"
+            " OR EXISTS (SELECT 1 FROM memories_turn WHERE scope_id = s.scope_id AND id > s.turn_mark)"
+            " OR s.model <> %s AND EXISTS (SELECT 1 FROM retrieval_searchdocument WHERE scope_id = s.scope_id)"
+            " FROM retrieval_indexstate s WHERE s.scope_id = %s",
+            [model, scope.pk],
         )
-        if cursor.fetchone()[0]:
-            return True
-    # A new embedding model in force: every document needs its vector for it.
-    return state.model != model and SearchDocument.objects.in_scope(scope).exists()
+        row = cursor.fetchone()
+    return None if row is None else bool(row[0])
 
 
 @contextmanager

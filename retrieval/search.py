@@ -240,10 +240,25 @@ def _rank(
         lap["vector"] = time.perf_counter() - started
         return hits
 
-    vectors, bm25 = side_by_side(semantic, lexical) if collections else ({}, {})
+    def structured():
+        """Facts of the entities the question names, and for "what changed" the facts that began
+        in the window: lists that need no search."""
+        started = time.perf_counter()
+        entities, facts, changed = [], [], []
+        if "fact" in q.kinds:
+            entities = _entities_named(scope, q.text, speaker_entity)
+            facts = _entity_facts(q, entities, attributes_asked(q.text)) if entities else []
+            changed = _changed_facts(q) if q.changes else []
+        lap["entities"] = time.perf_counter() - started
+        return entities, facts, changed
+
+    if collections:
+        bm25, vectors, (entities, entity_facts, changed) = side_by_side(lexical, semantic, structured)
+    else:
+        bm25, vectors, (entities, entity_facts, changed) = {}, {}, structured()
     t2 = time.perf_counter()
-    # bm25 and vector overlap; "candidates" is what the caller waited for both.
-    timings.update(bm25=lap.get("bm25", 0.0), vector=lap.get("vector", 0.0), candidates=t2 - t0)
+    # These overlap; "candidates" is what the caller waited for all of them.
+    timings.update(bm25=lap.get("bm25", 0.0), vector=lap.get("vector", 0.0), entities=lap["entities"], candidates=t2 - t0)
 
     # Documents → items. A window stands for its centre turn; in recall a turn stands for its episode.
     turn_ids = {h.target_id for c in TURN_COLLECTIONS for h in bm25.get(c, []) + vectors.get(c, [])}
@@ -275,15 +290,11 @@ def _rank(
     for collection, hits in sorted(vectors.items()):
         add_list(f"vector {collection}", [key(collection, h.target_id) for h in hits], [f"cos {h.similarity:.2f}" for h in hits])
 
-    entity_names: list[str] = []
-    if "fact" in q.kinds:
-        entities = _entities_named(scope, q.text, speaker_entity)
-        entity_names = [e.name for e in entities]
-        if entities:
-            facts = _entity_facts(q, entities, attributes_asked(q.text))
-            add_list("entity facts", [("fact", f.pk) for f in facts], [f.subject.name for f in facts])
-        if q.changes:
-            add_list("changed in window", [("fact", f.pk) for f in _changed_facts(q)])
+    entity_names = [e.name for e in entities]
+    if entities:
+        add_list("entity facts", [("fact", f.pk) for f in entity_facts], [f.subject.name for f in entity_facts])
+    if q.changes and "fact" in q.kinds:
+        add_list("changed in window", [("fact", f.pk) for f in changed])
 
     fused = rrf(lists)
     ranked_keys = sorted(fused, key=lambda item: -fused[item])[:pool]
@@ -517,13 +528,15 @@ def _hydrate(q: _Query, keys: list[tuple[str, int]], *, evidence: bool) -> dict[
     ids = {kind: [pk for kind_, pk in keys if kind_ == kind] for kind in KINDS}
     loaded: dict[tuple[str, int], RecallItem] = {}
     if ids["fact"]:
-        facts = Fact.objects.in_scope(q.scope).filter(pk__in=ids["fact"]).select_related(
-            "subject", "source_episode__turn", "source_episode__session"
+        facts = [f for f in Fact.objects.in_scope(q.scope).filter(pk__in=ids["fact"]).select_related("subject") if _fact_in_window(q, f)]
+        # Their source episodes in a second, small query: one five-table join costs more to plan.
+        source_ids = {f.source_episode_id for f in facts if f.source_episode_id}
+        sources = (
+            {e.pk: e for e in Episode.objects.in_scope(q.scope).filter(pk__in=source_ids).select_related("turn", "session")}
+            if source_ids else {}
         )
         for f in facts:
-            if not _fact_in_window(q, f):
-                continue
-            episode = f.source_episode
+            episode = sources.get(f.source_episode_id)
             item = RecallItem(
                 kind="fact", id=str(f.public_id), text=f.sentence, score=0.0, lanes={"_importance": f.importance},
                 status=f.status, valid_from=f.valid_from, valid_to=f.valid_to, occurred_at=f.valid_from or f.created_at,
