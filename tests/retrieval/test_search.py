@@ -233,3 +233,43 @@ def test_a_question_naming_one_speaker_is_recognised_unless_the_scope_has_too_ma
     assert _named_speaker(scope, "What did Carol paint?") == ""
     IndexState.objects.filter(scope=scope).update(speakers=[f"Speaker {i}" for i in range(MAX_SPEAKERS)] + ["Caroline Smith"])
     assert _named_speaker(scope, "What did Caroline paint?") == ""  # more than MAX_SPEAKERS: none is told apart
+
+
+def test_bm25_boosts_the_named_speakers_documents_and_follows_a_speaker_change(cast):
+    scope = cast.scope_a
+    mel = note(scope, "I painted a lake at sunrise", speaker="Melanie")
+    car = note(scope, "I painted a lake at sunrise", speaker="Caroline")
+    index_pending(scope=scope)
+    lexemes = query_lexemes("painted a lake")
+    for speaker, first in [("Melanie", mel), ("Caroline", car)]:
+        hits = bm25_candidates(scope=scope, lexemes=lexemes, collections=[Collection.EPISODE], limit=10, speaker=speaker)["episode"]
+        assert hits[0].target_id == first.pk and hits[0].score == pytest.approx(1.5 * hits[1].score)
+    # A document rewritten with another speaker: its postings follow.
+    from memoryweb.providers.embedders import get_embedder
+    from retrieval.documents import turn_document
+    from retrieval.indexing import DocSpec, sync_documents
+
+    text = turn_document(speaker="Caroline", text=mel.text, occurred_at=mel.occurred_at)
+    sync_documents(scope=scope, specs=[DocSpec(Collection.EPISODE, mel.pk, text, mel.occurred_at, "Caroline")], embedder=get_embedder())
+    hits = bm25_candidates(scope=scope, lexemes=lexemes, collections=[Collection.EPISODE], limit=10, speaker="Melanie")["episode"]
+    assert hits[0].score == hits[1].score  # nobody's documents are Melanie's any more
+
+
+def test_bm25_fills_the_pool_with_eligible_documents_when_the_best_matches_are_filtered_out(cast):
+    scope = cast.scope_a
+    ankesh = person(scope, "Ankesh")
+    # The superseded facts match the question best (the word twice); the active ones once.
+    old = [fact(scope, ankesh, "plays", f"cello {i}", f"Ankesh plays the cello, cello number {i}", at(2020, 1, i + 1),
+                valid_to=at(2021, 1, 1), status="superseded") for i in range(6)]
+    current = [fact(scope, ankesh, "likes", f"music {i}", f"Ankesh likes cello music {i}", at(2022, 1, i + 1)) for i in range(3)]
+    index_pending(scope=scope)
+    from retrieval.search import _doc_filter, _Query
+
+    q = _Query(scope=scope, text="cello", now=NOW, window=None, as_of=None, history=False, changes=False, kinds=("fact",),
+               speaker_filter="")
+    doc_filter, params = _doc_filter(q)
+    hits = bm25_candidates(scope=scope, lexemes=["cello"], collections=[Collection.FACT], limit=3, doc_filter=doc_filter,
+                           params=params)["fact"]
+    assert sorted(h.target_id for h in hits) == sorted(f.pk for f in current)
+    unfiltered = bm25_candidates(scope=scope, lexemes=["cello"], collections=[Collection.FACT], limit=3)["fact"]
+    assert {h.target_id for h in unfiltered} <= {f.pk for f in old}
