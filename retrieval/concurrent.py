@@ -10,6 +10,7 @@ slower query, never a failed one.
 """
 
 import logging
+import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -23,6 +24,15 @@ A = TypeVar("A")
 
 _executor: ThreadPoolExecutor | None = None
 _executor_lock = threading.Lock()
+
+
+def _forget_pool_after_fork() -> None:
+    """A forked child (a prefork worker) has none of its parent's threads: it starts its own pool."""
+    global _executor, _executor_lock
+    _executor, _executor_lock = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_pool_after_fork)
 
 
 def side_by_side(foreground: Callable[[], Any], *background: Callable[[], Any]) -> tuple:

@@ -71,3 +71,18 @@ def test_recall_finds_the_same_with_and_without_the_second_connection(cast, sett
     settings.RETRIEVAL_CONCURRENT = False
     alone = [(i.kind, i.id) for i in recall(scope=scope, query="what pet do I have?").items]
     assert together == alone and together[0][0] == "episode"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_forked_child_starts_its_own_pool(cast):
+    import os
+
+    side_by_side(where, where)  # the parent has a pool with a live thread
+    assert concurrent._executor is not None
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # the child: its pool must be a new one (the parent's threads do not exist here)
+        os.write(write, b"none" if concurrent._executor is None else b"inherited")
+        os._exit(0)
+    os.waitpid(child, 0)
+    assert os.read(read, 20) == b"none"
