@@ -79,19 +79,23 @@ def index_pending(*, scope: Scope, full: bool = False, embedder: Embedder | None
 
 def _pending(*, scope: Scope, model: str) -> bool | None:
     """Whether rows above the watermarks wait, or a new embedding model is in force while
-    documents exist (every document then needs its vector for it); one query, the check every
-    recall makes. None: the scope has no index state yet."""
+    documents exist (every document then needs its vector for it): the check every recall
+    makes. None: the scope has no index state yet."""
+    state = IndexState.objects.filter(scope=scope).values_list("fact_mark", "episode_mark", "turn_mark", "model").first()
+    if state is None:
+        return None
+    fact_mark, episode_mark, turn_mark, indexed_model = state
     with connection.cursor() as cursor:
+        # The marks go in as constants: the planner then reads `id > mark` from the primary key
+        # (and finds nothing at once); as columns of a join it may scan the scope instead.
         cursor.execute(
-            "SELECT EXISTS (SELECT 1 FROM memories_fact WHERE scope_id = s.scope_id AND id > s.fact_mark)"
-            " OR EXISTS (SELECT 1 FROM memories_episode WHERE scope_id = s.scope_id AND id > s.episode_mark AND turn_id IS NULL)"
-            " OR EXISTS (SELECT 1 FROM memories_turn WHERE scope_id = s.scope_id AND id > s.turn_mark)"
-            " OR s.model <> %s AND EXISTS (SELECT 1 FROM retrieval_searchdocument WHERE scope_id = s.scope_id)"
-            " FROM retrieval_indexstate s WHERE s.scope_id = %s",
-            [model, scope.pk],
+            "SELECT EXISTS (SELECT 1 FROM memories_fact WHERE scope_id = %s AND id > %s)"
+            " OR EXISTS (SELECT 1 FROM memories_episode WHERE scope_id = %s AND id > %s AND turn_id IS NULL)"
+            " OR EXISTS (SELECT 1 FROM memories_turn WHERE scope_id = %s AND id > %s)"
+            " OR %s AND EXISTS (SELECT 1 FROM retrieval_searchdocument WHERE scope_id = %s)",
+            [scope.pk, fact_mark, scope.pk, episode_mark, scope.pk, turn_mark, indexed_model != model, scope.pk],
         )
-        row = cursor.fetchone()
-    return None if row is None else bool(row[0])
+        return bool(cursor.fetchone()[0])
 
 
 @contextmanager
