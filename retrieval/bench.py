@@ -29,12 +29,21 @@ from retrieval.vector import explain_vector_query
 
 FIRST = (
     "Maria Ahmed Chen Olga Tomas Priya Kwame Sofia Lars Aiko Mateo Leila Noah Ingrid Ravi Elena Jonas Fatima Diego Mei "
-    "Samuel Nadia Hugo Amara Pavel Lucia Omar Greta Kenji Zara Felix Ines Tariq Hanna Luca Yara Emil Rosa Idris Alma"
+    "Samuel Nadia Hugo Amara Pavel Lucia Omar Greta Kenji Zara Felix Ines Tariq Hanna Luca Yara Emil Rosa Idris Alma "
+    "Anya Bruno Carmen Dmitri Esther Farid Gloria Hamid Irene Jamal Keiko Liam Marta Nikolai Oona Pedro Quentin Rania "
+    "Stefan Tamar Ulrich Vera Wanjiru Xavier Yusuf Zofia Abena Bilal Chiara Dario Eshe Fabio Gaia Hiro Ilse Joaquin "
+    "Kamala Lorenzo Mirela Nnamdi Orla Pilar Rafael Saoirse Teodor Umar Valentina Wiebke Ximena Yannick Zainab Ayla"
 ).split()
+# Surnames: 30 common ones and 250 made of two syllables, so that (as in a real team's memory)
+# a name's words are not each shared by thousands of other people.
 LAST = (
     "Lopez Khan Wang Petrova Novak Sharma Mensah Rossi Berg Tanaka Garcia Haddad Kim Larsen Iyer Popescu Weber Diallo "
     "Silva Zhou Okafor Costa Dubois Nilsson Moreau Sato Ali Fischer Nowak Reyes"
-).split()
+).split() + [
+    head + tail
+    for head in "Al Ber Cas Dal El Fer Gal Har Ib Jor Kal Lin Mar Nor Os Pal Quin Ros Sal Tor Ul Val Win Yar Zel".split()
+    for tail in "ton berg sen ova ez ski ani ari ley wood".split()
+]
 CITIES = "Lisbon Berlin Nairobi Osaka Toronto Lima Oslo Accra Madrid Seoul Denver Porto Prague Dublin Quito Austin Lyon Hanoi Cairo Perth".split()
 COMPANIES = "Google Acme Initech Globex Umbrella Stark Wayne Hooli Vandelay Soylent Tyrell Cyberdyne Aperture Wonka Oscorp".split()
 ROLES = ["software engineer", "designer", "nurse", "teacher", "data scientist", "chef", "pilot", "lawyer", "architect", "product manager"]
@@ -168,19 +177,26 @@ def _measure(target: Scope, names: list[Entity], *, queries: int, rng: random.Ra
 
 
 def _people(scope: Scope, count: int, rng: random.Random) -> list[Entity]:
-    """`count` distinct names, without digits (a number in a question can read as a year):
-    first name, optional middle name, surname, optional second surname."""
-    shape = (len(FIRST), len(FIRST) + 1, len(LAST), len(LAST) + 1)
-    total = shape[0] * shape[1] * shape[2] * shape[3]
-    if count > total:
-        raise InvalidInput(f"bench recall can name at most {total} people ({5 * total} facts).")
-    names = []
-    for number in rng.sample(range(total), count):
-        number, second = divmod(number, shape[3])
-        number, last = divmod(number, shape[2])
-        first, middle = divmod(number, shape[1])
-        parts = [FIRST[first]] + ([FIRST[middle - 1]] if middle else []) + [LAST[last]] + ([LAST[second - 1]] if second else [])
-        names.append(" ".join(parts))
+    """`count` distinct names without digits (a number in a question can read as a year):
+    first name and surname; a middle name, then a second surname, only once the shorter
+    forms run out."""
+    first, middle, last, second = len(FIRST), len(FIRST), len(LAST), len(LAST)
+    spaces = [first * last, first * middle * last, first * middle * last * second]
+    if count > sum(spaces):
+        raise InvalidInput(f"bench recall can name at most {sum(spaces)} people ({5 * sum(spaces)} facts).")
+    names, left = [], count
+    for parts, size in enumerate(spaces, start=2):
+        for number in rng.sample(range(size), min(left, size)):
+            number, surname = divmod(number, last)
+            number, given = divmod(number, first)
+            number, middle_name = divmod(number, middle)
+            words = [FIRST[given]] + ([FIRST[middle_name]] if parts >= 3 else []) + [LAST[surname]]
+            if parts == 4:
+                words.append(LAST[number])
+            names.append(" ".join(words))
+        left -= min(left, size)
+        if not left:
+            break
     entities = Entity.objects.bulk_create([Entity(scope=scope, name=name, kind="person") for name in names], batch_size=5000)
     EntityAlias.objects.bulk_create(
         [EntityAlias(scope=scope, entity=e, alias=e.name, normalized=e.name.casefold()) for e in entities], batch_size=5000
