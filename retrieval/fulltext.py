@@ -58,13 +58,16 @@ COMMON_TERM_MIN_DOCS = 5000
 
 @dataclass(frozen=True)
 class _Weights:
-    """What BM25 needs besides the postings, read once per query: each (collection, lexeme)'s
-    idf with its collection's average length, and which lexemes select documents."""
+    """What BM25 needs besides the postings, read once per query and passed in as arrays (joined
+    inside the query, the statistics hide from the planner how many postings a lexeme has):
+    per collection `k1·(1 − b)` and `k1·b / avgdl`, per (collection, lexeme) `idf·(k1 + 1)` in
+    a flat matrix, and which lexemes select documents."""
 
     collections: list[str]
     lexemes: list[str]
-    idfs: list[float]
-    avgdls: list[float]
+    idfs: list[float]  # [collection index × len(lexemes) + lexeme index]
+    k_const: list[float]
+    k_length: list[float]
     selecting: list[str]
 
 
@@ -79,16 +82,20 @@ def _weights(scope: Scope, lexemes: list[str], collections: list[str]) -> _Weigh
         rows = cursor.fetchall()
     if not rows:
         return None
-    weights = _Weights([], [], [], [], [])
+    k1, b = settings.RETRIEVAL_BM25_K1, settings.RETRIEVAL_BM25_B
+    present_collections = [c for c in collections if any(row[0] == c for row in rows)]
+    present = [lexeme for lexeme in lexemes if any(row[3] == lexeme for row in rows)]
+    weights = _Weights(present_collections, present, [0.0] * (len(present_collections) * len(present)), [], [], [])
     common = set()
-    for collection, doc_count, total_length, lexeme, df in rows:
-        weights.collections.append(collection)
-        weights.lexemes.append(lexeme)
-        weights.idfs.append(math.log(1 + (doc_count - df + 0.5) / (df + 0.5)))
-        weights.avgdls.append(total_length / doc_count or 1.0)
+    for collection in present_collections:
+        doc_count, total_length = next((row[1], row[2]) for row in rows if row[0] == collection)
+        weights.k_const.append(k1 * (1 - b))
+        weights.k_length.append(k1 * b / ((total_length / doc_count) or 1.0))
+    for collection, doc_count, _, lexeme, df in rows:
+        at = present_collections.index(collection) * len(present) + present.index(lexeme)
+        weights.idfs[at] = math.log(1 + (doc_count - df + 0.5) / (df + 0.5)) * (k1 + 1)
         if doc_count >= COMMON_TERM_MIN_DOCS and df / doc_count > COMMON_TERM_SHARE:
             common.add(lexeme)
-    present = list(dict.fromkeys(weights.lexemes))
     weights.selecting.extend([lexeme for lexeme in present if lexeme not in common] or present)
     return weights
 
@@ -106,47 +113,42 @@ def bm25_candidates(
     """
     if not lexemes or not collections:
         return {}
-    k1, b = settings.RETRIEVAL_BM25_K1, settings.RETRIEVAL_BM25_B
     weights = _weights(scope, lexemes, collections)
     if weights is None:
         return {}  # no query lexeme occurs in these collections
-    # The statistics are passed in as arrays: joined inside the query, the planner cannot know
-    # how many postings a lexeme has and picks plans that are slow for common ones.
-    if set(weights.selecting) == set(weights.lexemes):
-        postings = (
-            "retrieval_posting p WHERE p.scope_id = %(scope)s AND p.collection = ANY(%(collections)s)"
-            " AND p.lexeme = ANY(%(lexemes)s)"
+    selecting = ""
+    if set(weights.selecting) != set(weights.lexemes):
+        # Common lexemes do not select documents (their postings are many): they only score the
+        # documents the rarer ones select.
+        selecting = (
+            " AND p.document_id IN (SELECT s.document_id FROM retrieval_posting s WHERE s.scope_id = %(scope)s"
+            " AND s.collection = ANY(%(collections)s) AND s.lexeme = ANY(%(selecting)s))"
         )
-    else:
-        # Common lexemes are not scanned (their postings are many): the documents the rarer ones
-        # select are probed for them through the document index instead.
-        postings = (
-            "(SELECT DISTINCT s.document_id FROM retrieval_posting s WHERE s.scope_id = %(scope)s"
-            " AND s.collection = ANY(%(collections)s) AND s.lexeme = ANY(%(selecting)s)) sel"
-            " JOIN retrieval_posting p ON p.document_id = sel.document_id AND p.lexeme = ANY(%(lexemes)s)"
-        )
+    boost = " * CASE WHEN bool_or(q.speaker = %(speaker)s) THEN 1 + %(boost)s ELSE 1 END" if speaker else ""
     # Every matched document is scored from its postings alone (the speaker boost included), then
     # documents are read in score order, per collection, until `limit` pass `doc_filter`: the
     # filter (fact status, time window) costs a visit per document, so it is paid for the few
     # documents that make the list, not for every document that shares a word with the query.
     # The LATERAL join runs as a nested loop over the sorted scores, which keeps their order.
     sql = f"""
-        WITH w AS (
-            SELECT * FROM unnest(%(w_collections)s::text[], %(w_lexemes)s::text[], %(w_idfs)s::float8[], %(w_avgdls)s::float8[])
-                AS w(collection, lexeme, idf, avgdl)
-        ), scored AS MATERIALIZED (
-            SELECT p.document_id, min(p.collection) AS collection,
-                   sum(w.idf * p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.length / w.avgdl)))
-                   * CASE WHEN min(p.speaker) = %(speaker)s THEN 1 + %(boost)s ELSE 1 END AS score
-            FROM (SELECT p.document_id, p.collection, p.lexeme, p.tf, p.length, p.speaker FROM {postings}) p
-            JOIN w ON w.collection = p.collection AND w.lexeme = p.lexeme
-            GROUP BY p.document_id
+        WITH scored AS MATERIALIZED (
+            SELECT q.document_id, min(q.ci) AS ci,
+                   sum((%(idfs)s::float8[])[(q.ci - 1) * %(lexeme_count)s + q.li] * q.tf
+                       / (q.tf + (%(k_const)s::float8[])[q.ci] + (%(k_length)s::float8[])[q.ci] * q.length)){boost} AS score
+            FROM (
+                SELECT p.document_id, p.tf, p.length, p.speaker,
+                       array_position(%(collections)s::text[], p.collection::text) AS ci,
+                       array_position(%(lexemes)s::text[], p.lexeme) AS li
+                FROM retrieval_posting p
+                WHERE p.scope_id = %(scope)s AND p.collection = ANY(%(collections)s) AND p.lexeme = ANY(%(lexemes)s){selecting}
+            ) q
+            GROUP BY q.document_id
         )
-        SELECT c.collection, top.target_id, top.score FROM unnest(%(collections)s::text[]) AS c(collection)
+        SELECT c.collection, top.target_id, top.score
+        FROM unnest(%(collections)s::text[]) WITH ORDINALITY AS c(collection, ci)
         CROSS JOIN LATERAL (
             SELECT d.target_id, s.score
-            FROM (SELECT document_id, score FROM scored WHERE scored.collection = c.collection
-                  ORDER BY score DESC, document_id) s
+            FROM (SELECT document_id, score FROM scored WHERE scored.ci = c.ci ORDER BY score DESC, document_id) s
             CROSS JOIN LATERAL (
                 SELECT d.target_id FROM retrieval_searchdocument d WHERE d.id = s.document_id {doc_filter}
             ) d
@@ -154,10 +156,9 @@ def bm25_candidates(
         ) top
     """
     named = {
-        "scope": scope.pk, "collections": list(collections), "lexemes": list(dict.fromkeys(weights.lexemes)),
-        "selecting": weights.selecting, "w_collections": weights.collections, "w_lexemes": weights.lexemes,
-        "w_idfs": weights.idfs, "w_avgdls": weights.avgdls,
-        "k1": k1, "b": b, "limit": limit, "speaker": speaker or None, "boost": settings.RETRIEVAL_SPEAKER_BOOST,
+        "scope": scope.pk, "collections": weights.collections, "lexemes": weights.lexemes, "selecting": weights.selecting,
+        "idfs": weights.idfs, "lexeme_count": len(weights.lexemes), "k_const": weights.k_const, "k_length": weights.k_length,
+        "limit": limit, "speaker": speaker, "boost": settings.RETRIEVAL_SPEAKER_BOOST,
     }
     for index, value in enumerate(params or []):
         named[f"p{index}"] = value
