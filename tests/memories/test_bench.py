@@ -62,6 +62,8 @@ def test_bench_recall_can_keep_its_scopes_and_measure_them_again(cast, capsys):
     kept = set(Scope.objects.values_list("slug", flat=True)) - before
     target = min(kept, key=len)
     assert len(kept) == 2 and f"{target}-noise-0" in kept
+    names = list(Entity.objects.filter(scope__slug=target).values_list("name", flat=True))
+    assert len(names) == len(set(names)) == 12 and not any(c.isdigit() for name in names for c in name)
     call_command("bench", "recall", "--scope", target, "--queries", "4", "--json", "--as", "owner")
     again = json.loads(capsys.readouterr().out)
     assert again["facts"] == first["facts"] == 60 and again["noise_scopes"] == 1 and again["queries"] == 4
