@@ -6,7 +6,9 @@
 3. Candidate lists, each at most `pool` long (2 % of the scope, clamped 50–500): BM25 per
    collection (facts, free-standing episodes, turns, turn windows ±1 and ±2), nearest vectors
    per collection (one pgvector query), the active facts of named entities, and — for "what
-   changed" questions with a window — the facts that began in it.
+   changed" questions with a window — the facts that began in it. Outside a transaction the
+   vector search and the entity look-ups run beside BM25 on their own connections
+   (retrieval/concurrent.py).
 4. Reciprocal rank fusion; documents map to items (a window stands for its centre turn; in
    `recall` a turn stands for its episode), so lists vote for the same item.
 5. The three lanes (similarity = fused score scaled to the best, importance, recency) and the
@@ -29,6 +31,7 @@ from memoryweb.errors import InvalidInput
 from memoryweb.providers.embedders import get_embedder
 from memories.models import Entity, EntityAlias, Episode, Fact, FactStatus, Scope, Turn
 from memories.normalize import normalize_name
+from retrieval.concurrent import side_by_side
 from retrieval.documents import TURN_COLLECTIONS
 from retrieval.fulltext import bm25_candidates, query_lexemes
 from retrieval.indexing import MAX_SPEAKERS, index_pending
@@ -36,7 +39,6 @@ from retrieval.intents import asks_changes, asks_history, attributes_asked, ment
 from retrieval.models import Collection, CorpusStat, IndexState
 from retrieval.ranking import lane_score, pool_size, recency, rrf
 from retrieval.temporal import TimeWindow, parse_time, resolve_anchor
-from retrieval.concurrent import side_by_side
 from retrieval.vector import vector_candidates
 
 KINDS = ("fact", "episode", "turn")
