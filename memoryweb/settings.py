@@ -196,6 +196,8 @@ RETRIEVAL_IMPORTANCE_FLOOR = env_float("RETRIEVAL_IMPORTANCE_FLOOR", 0.75)
 RETRIEVAL_EF_SEARCH = env_int("RETRIEVAL_EF_SEARCH", 100, minimum=1)
 # BM25 scores of what the one speaker a question names said are multiplied by 1 + this.
 RETRIEVAL_SPEAKER_BOOST = env_float("RETRIEVAL_SPEAKER_BOOST", 0.5)
+# Server processes load the embedder and dateparser in a background thread at start (memoryweb/warmup.py).
+MEMORYWEB_WARM_UP = env_bool("MEMORYWEB_WARM_UP", True)
 # The vector search runs beside BM25 on a second connection (outside transactions); see retrieval/concurrent.py.
 RETRIEVAL_CONCURRENT = env_bool("RETRIEVAL_CONCURRENT", True)
 RETRIEVAL_CONCURRENT_THREADS = env_int("RETRIEVAL_CONCURRENT_THREADS", 4, minimum=1)

@@ -14,6 +14,7 @@ import hashlib
 import math
 import os
 import re
+import threading
 from typing import Protocol
 
 from django.conf import settings
@@ -125,9 +126,14 @@ def _build(kind: str, model: str) -> Embedder:
     return _KINDS[kind](model)
 
 
+_build_lock = threading.Lock()
+
+
 def get_embedder() -> Embedder:
-    """The embedder in force (EMBEDDER, EMBEDDING_MODEL), built once per process."""
-    return _build(settings.EMBEDDER, settings.EMBEDDING_MODEL)
+    """The embedder in force (EMBEDDER, EMBEDDING_MODEL), built once per process (the lock keeps
+    the server's warm-up thread and a first request from loading the model twice)."""
+    with _build_lock:
+        return _build(settings.EMBEDDER, settings.EMBEDDING_MODEL)
 
 
 def describe_embedder() -> tuple[bool, str, str]:
