@@ -200,7 +200,7 @@ RETRIEVAL_SPEAKER_BOOST = env_float("RETRIEVAL_SPEAKER_BOOST", 0.5)
 MEMORYWEB_WARM_UP = env_bool("MEMORYWEB_WARM_UP", True)
 # The vector search runs beside BM25 on a second connection (outside transactions); see retrieval/concurrent.py.
 RETRIEVAL_CONCURRENT = env_bool("RETRIEVAL_CONCURRENT", True)
-RETRIEVAL_CONCURRENT_THREADS = env_int("RETRIEVAL_CONCURRENT_THREADS", 4, minimum=1)
+RETRIEVAL_CONCURRENT_THREADS = env_int("RETRIEVAL_CONCURRENT_THREADS", 6, minimum=1)
 
 # Limits.
 MEMORYWEB_MAX_TEXT_BYTES = env_int("MEMORYWEB_MAX_TEXT_BYTES", 32 * 1024, minimum=1)

@@ -1,4 +1,4 @@
-"""Searches at once: the vector search and the entity look-ups run on pool threads, each on that
+"""Searches at once: the vector searches and the entity look-ups run on pool threads, each on that
 thread's own database connection, while BM25 runs on the caller's. PostgreSQL executes each in
 its own backend, so the slowest sets the latency instead of their sum.
 

@@ -86,3 +86,24 @@ def test_a_forked_child_starts_its_own_pool(cast):
         os._exit(0)
     os.waitpid(child, 0)
     assert os.read(read, 20) == b"none"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_evidence_over_several_collections_is_the_same_with_one_connection_per_search(cast, settings):
+    from memories.models import Session, Turn
+    from retrieval.services import recall_evidence
+
+    scope = cast.scope_a
+    session = Session.objects.create(scope=scope, external_id="s1")
+    lines = ["I adopted a grey cat called Miso", "What colour is she?", "Grey, with white paws", "We hiked the Pyrenees",
+             "My sister plays the cello", "Which cello piece?", "Bach's first suite"]
+    for position, text in enumerate(lines):
+        Turn.objects.create(scope=scope, session=session, external_id=f"D1:{position}", position=position, speaker="ankesh",
+                            text=text, occurred_at=timezone.now())
+    index_pending(scope=scope)
+    result = recall_evidence(scope=scope, query="what does my cat look like?")
+    together = [(i.kind, i.id) for i in result.items]
+    assert result.timings["vector"] > 0 and len(together) > 3
+    settings.RETRIEVAL_CONCURRENT = False
+    alone = [(i.kind, i.id) for i in recall_evidence(scope=scope, query="what does my cat look like?").items]
+    assert together == alone
