@@ -69,10 +69,13 @@ class IngestBenchResult:
         return asdict(self)
 
 
-def synthetic_sessions(*, turns: int, session_size: int, seed: int = 7) -> list[tuple[str, list[dict]]]:
-    """Chat-like sessions: people living, working, moving and liking things, and small talk."""
+def synthetic_sessions(
+    *, turns: int, session_size: int, seed: int = 7, start: datetime | None = None,
+) -> list[tuple[str, list[dict]]]:
+    """Chat-like sessions: people living, working, moving and liking things, and small talk,
+    a turn every six hours from `start` (default 2023-01-01)."""
     rng = random.Random(seed)
-    start = datetime(2023, 1, 1, tzinfo=UTC)
+    start = start or datetime(2023, 1, 1, tzinfo=UTC)
     sessions = []
     for offset in range(0, turns, session_size):
         speaker = _PEOPLE[(offset // session_size) % len(_PEOPLE)]
@@ -87,6 +90,21 @@ def synthetic_sessions(*, turns: int, session_size: int, seed: int = 7) -> list[
                              "occurred_at": (start + timedelta(hours=6 * number)).isoformat()})
         sessions.append((f"bench-{offset // session_size}", messages))
     return sessions
+
+
+_QUESTIONS = [
+    "Who moved to {city}?", "Who lives in {city}?", "Who works at {company}?", "Who loves {like}?",
+    "What does {person} think about {like}?", "Where does {person} work?", "Who has a dog named {pet}?",
+    "Did {person} get promoted?",
+]
+
+
+def synthetic_question(rng: random.Random) -> str:
+    """A question about what `synthetic_sessions` talk about."""
+    return rng.choice(_QUESTIONS).format(
+        city=rng.choice(_CITIES), company=rng.choice(_COMPANIES), like=rng.choice(_LIKES), person=rng.choice(_PEOPLE),
+        pet=rng.choice(_PETS),
+    )
 
 
 def bench_ingest(*, principal: Principal, turns: int = 1000, episodes: int = 200, session_size: int = 50) -> IngestBenchResult:

@@ -1,10 +1,12 @@
 """`memoryweb bench recall`: recall latency on a synthetic scope inside a table ten times larger.
 
 The target scope holds `facts` facts with realistic sentences ("Maria Lopez lives in Lisbon."),
-indexed the normal way (documents, BM25 statistics, vectors from the embedder in force). Noise
+or with `turns` a conversation of that many turns through `ingest_session`, indexed the normal
+way (documents, BM25 statistics, vectors from the embedder in force). Noise
 scopes fill the vector table up to ten times the target's rows with random unit vectors (COPY,
 binary), so the HNSW index and the scope filter inside the scan are exercised as in a big
-shared install. Then `queries` questions go through `recall`; latency is reported excluding and
+shared install. Then `queries` questions go through `recall` (`recall_evidence` for a
+conversation); latency is reported excluding and
 including the query's embedding, with the EXPLAIN of the nearest-neighbour query. Not a test:
 run it against a throwaway MEMORYWEB_HOME.
 """
@@ -15,16 +17,21 @@ import statistics
 import sys
 import time
 import uuid
+from collections.abc import Callable
+from datetime import timedelta
 
 from django.db import connection, transaction
+from django.utils import timezone
 
 from memoryweb.errors import InvalidInput
 from memoryweb.providers.embedders import get_embedder
-from memories.models import Entity, EntityAlias, Fact, Scope
+from memories.bench import synthetic_question, synthetic_sessions
+from memories.models import Entity, EntityAlias, Fact, Scope, Turn
+from memories.services.ingest import ingest_session
 from retrieval.embeddings import _created_indexes, ensure_model_index, index_name
 from retrieval.indexing import index_pending, vector_target
 from retrieval.models import Collection
-from retrieval.search import recall
+from retrieval.search import recall, recall_evidence
 from retrieval.vector import explain_vector_query
 
 FIRST = (
@@ -70,20 +77,19 @@ def _percentile(values: list[float], q: float) -> float:
 
 def bench_recall(
     *, facts: int = 10_000, scopes: int = 10, queries: int = 200, stdout=None, principal=None, seed: int = 7,
-    keep: bool = False, existing: Scope | None = None,
+    keep: bool = False, existing: Scope | None = None, turns: int = 0,
 ) -> dict:
     """Build, measure, clean up; returns the figures (milliseconds).
 
-    keep: leave the built scopes in place (their slugs are printed) so later runs can measure
-    them again with `existing` instead of rebuilding the million-row table."""
+    turns: build a conversation of that many turns instead of facts (sessions of 50 turns, each
+    turn indexed with its ±1 and ±2 windows), searched with `recall_evidence` as an agent asking
+    about a conversation would. keep: leave the built scopes in place (their slugs are printed)
+    so later runs can measure them again with `existing` instead of rebuilding the table."""
     out = stdout or sys.stdout
     rng = random.Random(seed)
     embedder = get_embedder()
     if existing is not None:
-        names = list(Entity.objects.filter(scope=existing, kind="person").order_by("pk"))
-        if not names:
-            raise InvalidInput(f"Scope {existing.slug!r} holds no people: it was not built by `bench recall --keep`.")
-        return _measure(existing, names, queries=queries, rng=rng, embedder=embedder, out=out)
+        return _measure(existing, _asker(existing, rng), queries=queries, embedder=embedder, out=out)
 
     from accounts.services import local_admin_ensure, personal_team_ensure
 
@@ -93,8 +99,16 @@ def bench_recall(
     target = Scope.objects.create(team=team, slug=f"bench-{tag}", name="bench recall target")
     noise = [Scope.objects.create(team=team, slug=f"bench-{tag}-noise-{i}", name="bench noise") for i in range(scopes)]
     try:
-        names = _build(target, noise, facts=facts, rng=rng, embedder=embedder, out=out)
-        result = _measure(target, names, queries=queries, rng=rng, embedder=embedder, out=out)
+        started = time.perf_counter()
+        if turns:
+            _conversation(target, turns=turns, user=user)
+            out.write(f"target scope: a conversation of {turns} turns ({time.perf_counter() - started:.1f} s)\n")
+        else:
+            people = _people(target, max(facts // 5, 1), rng)
+            made = _facts(target, people, facts, rng)
+            out.write(f"target scope: {made} facts about {len(people)} people ({time.perf_counter() - started:.1f} s)\n")
+        _build(target, noise, rng=rng, embedder=embedder, out=out)
+        result = _measure(target, _asker(target, rng), queries=queries, embedder=embedder, out=out)
         if keep:
             out.write(f"kept: measure again with `memoryweb bench recall --scope {target.slug}`\n")
         return result
@@ -103,19 +117,35 @@ def bench_recall(
             _drop([target, *noise])
 
 
-def _build(target: Scope, noise: list[Scope], *, facts: int, rng: random.Random, embedder, out) -> list[Entity]:
-    started = time.perf_counter()
-    names = _people(target, max(facts // 5, 1), rng)
-    made = _facts(target, names, facts, rng)
-    out.write(f"target scope: {made} facts about {len(names)} people ({time.perf_counter() - started:.1f} s)\n")
+def _asker(scope: Scope, rng: random.Random) -> Callable[[], str]:
+    """Questions that fit what the bench put in `scope`: a conversation, or facts about people."""
+    if Turn.objects.filter(scope=scope).exists():
+        return lambda: synthetic_question(rng)
+    people = list(Entity.objects.filter(scope=scope, kind="person").order_by("pk"))
+    if not people:
+        raise InvalidInput(f"Scope {scope.slug!r} holds neither people nor turns: it was not built by `bench recall --keep`.")
+    return lambda: _question(rng, people)
 
+
+def _conversation(scope: Scope, *, turns: int, user) -> None:
+    """`turns` raw turns through ingest_session, a turn every six hours up to yesterday."""
+    from accounts.permissions import Principal
+
+    start = timezone.now() - timedelta(hours=6 * turns, days=1)
+    for session_id, messages in synthetic_sessions(turns=turns, session_size=50, start=start):
+        ingest_session(scope=scope, session_id=session_id, messages=messages, actor=Principal(user=user), enqueue=False)
+
+
+def _build(target: Scope, noise: list[Scope], *, rng: random.Random, embedder, out) -> None:
+    """Noise vectors to nine times the target's, one HNSW build over all, then the target indexed."""
     started = time.perf_counter()
     # Bulk load without the HNSW index, then build it once over all rows: inserting a
     # million vectors into a live HNSW graph one by one takes far longer.
     with connection.cursor() as cursor:
         cursor.execute(f'DROP INDEX IF EXISTS "{index_name(embedder.name)}"')
     _created_indexes.discard(index_name(embedder.name))
-    noise_rows = _noise(noise, rows=9 * made, dim=embedder.dim, model=embedder.name, rng=rng)
+    target_rows = Fact.objects.filter(scope=target).count() + 3 * Turn.objects.filter(scope=target).count()
+    noise_rows = _noise(noise, rows=9 * target_rows, dim=embedder.dim, model=embedder.name, rng=rng)
     out.write(f"noise: {noise_rows} random vectors in {len(noise)} scopes ({time.perf_counter() - started:.1f} s)\n")
 
     started = time.perf_counter()
@@ -129,35 +159,39 @@ def _build(target: Scope, noise: list[Scope], *, facts: int, rng: random.Random,
         cursor.execute("SELECT count(*) FROM retrieval_embedding")
         table_rows = cursor.fetchone()[0]
     out.write(f"indexed the target with {embedder.name}; vector table: {table_rows} rows ({time.perf_counter() - started:.1f} s)\n")
-    return names
 
 
-def _measure(target: Scope, names: list[Entity], *, queries: int, rng: random.Random, embedder, out) -> dict:
+def _measure(target: Scope, ask: Callable[[], str], *, queries: int, embedder, out) -> dict:
     made = Fact.objects.filter(scope=target).count()
+    turns = Turn.objects.filter(scope=target).count()
+    # A conversation is searched as evidence (turns stay turns), facts with recall.
+    search = recall_evidence if turns else recall
     noise_scopes = Scope.objects.filter(team=target.team, slug__startswith=f"{target.slug}-noise-").count()
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM retrieval_embedding")
         table_rows = cursor.fetchone()[0]
-    texts = [_question(rng, names) for _ in range(queries)]
+    texts = [ask() for _ in range(queries)]
     excluding, including, embedding, stages = [], [], [], {}
-    recall(scope=target, query=texts[0])  # warm the caches and the model
+    search(scope=target, query=texts[0])  # warm the caches and the model
     for text in texts:
         t0 = time.perf_counter()
         vector = embedder.embed([text])[0]
         t1 = time.perf_counter()
-        timings = recall(scope=target, query=text, query_vector=vector).timings
+        timings = search(scope=target, query=text, query_vector=vector).timings
         t2 = time.perf_counter()
         for stage, seconds in timings.items():
             stages.setdefault(stage, []).append(seconds * 1000)
         embedding.append((t1 - t0) * 1000)
         excluding.append((t2 - t1) * 1000)
         including.append((t2 - t0) * 1000)
+    collections = [Collection.TURN] if turns else [Collection.FACT]
     explain = explain_vector_query(
-        scope=target, query_vector=embedder.embed([texts[0]])[0], embedder=embedder, collections=[Collection.FACT], limit=50
+        scope=target, query_vector=embedder.embed([texts[0]])[0], embedder=embedder, collections=collections, limit=50
     )
     explain = re.sub(r"'\[[^\]]*\]'", "'[query vector]'", explain)
     result = {
-        "facts": made, "noise_scopes": noise_scopes, "vector_rows": table_rows, "queries": queries, "embedder": embedder.name,
+        "facts": made, "turns": turns, "search": search.__name__, "noise_scopes": noise_scopes, "vector_rows": table_rows,
+        "queries": queries, "embedder": embedder.name,
         "p50_ms_excluding_embedding": round(statistics.median(excluding), 2),
         "p95_ms_excluding_embedding": round(_percentile(excluding, 0.95), 2),
         "p50_ms_including_embedding": round(statistics.median(including), 2),
@@ -167,7 +201,8 @@ def _measure(target: Scope, names: list[Entity], *, queries: int, rng: random.Ra
         "p95_ms_by_stage": {stage: round(_percentile(v, 0.95), 2) for stage, v in stages.items()},
         "explain": explain,
     }
-    out.write(f"recall over {made} facts in a {table_rows}-row vector table, {queries} queries:\n")
+    what = f"a {turns}-turn conversation" if turns else f"{made} facts"
+    out.write(f"{search.__name__} over {what} in a {table_rows}-row vector table, {queries} queries:\n")
     out.write(f"  excluding embedding: p50 {result['p50_ms_excluding_embedding']} ms, p95 {result['p95_ms_excluding_embedding']} ms\n")
     out.write(f"  including embedding: p50 {result['p50_ms_including_embedding']} ms, p95 {result['p95_ms_including_embedding']} ms\n")
     out.write(f"  p50 by stage (ms): {result['p50_ms_by_stage']}\n")
@@ -268,7 +303,10 @@ def _question(rng: random.Random, people: list[Entity]) -> str:
 def _drop(scopes: list[Scope]) -> None:
     ids = [s.pk for s in scopes]
     with connection.cursor() as cursor:
+        # Referencing rows first: facts point at entities and episodes, mentions at both,
+        # episodes at turns and sessions.
         for table in ("retrieval_embedding", "retrieval_posting", "retrieval_searchdocument", "retrieval_termstat", "retrieval_corpusstat", "retrieval_indexstate",
-                      "memories_fact", "memories_entityalias", "memories_entity"):
+                      "memories_fact", "memories_mention", "memories_episode", "memories_turn", "memories_session",
+                      "memories_entityalias", "memories_entity", "memories_auditevent"):
             cursor.execute(f"DELETE FROM {table} WHERE scope_id = ANY(%s)", [ids])
         cursor.execute("DELETE FROM memories_scope WHERE id = ANY(%s)", [ids])

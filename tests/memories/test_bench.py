@@ -70,5 +70,22 @@ def test_bench_recall_can_keep_its_scopes_and_measure_them_again(cast, capsys):
     assert again["vector_rows"] == first["vector_rows"]
     with pytest.raises(CommandError, match="No scope named"):
         call_command("bench", "recall", "--scope", target, "--as", "outsider")  # another team's scope is not there
-    with pytest.raises(CommandError, match="holds no people"):
+    with pytest.raises(CommandError, match="holds neither people nor turns"):
         call_command("bench", "recall", "--scope", "alpha", "--as", "owner")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_bench_recall_measures_a_conversation_with_evidence_and_cleans_up(cast, capsys):
+    scopes = set(Scope.objects.values_list("slug", flat=True))
+    call_command("bench", "recall", "--turns", "120", "--scopes", "1", "--queries", "4", "--json", "--as", "owner")
+    result = json.loads(capsys.readouterr().out)
+    assert result["turns"] == 120 and result["facts"] == 0 and result["search"] == "recall_evidence"
+    assert result["vector_rows"] >= 10 * 3 * 120 - 10  # each turn and its two windows, and nine times that in noise
+    assert "vector" in result["p50_ms_by_stage"] and "doc_turn" in result["explain"]
+    assert set(Scope.objects.values_list("slug", flat=True)) == scopes
+    assert not (Turn.objects.exists() or Episode.objects.exists() or Embedding.objects.exists())
+
+
+def test_bench_recall_refuses_negative_turns(cast):
+    with pytest.raises(CommandError, match="--turns must be 0 or more"):
+        call_command("bench", "recall", "--turns", "-1", "--as", "owner")

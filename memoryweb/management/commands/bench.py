@@ -17,6 +17,8 @@ class Command(MemorywebCommand):
         recall.add_argument("--facts", type=int, default=10_000, help="facts in the measured scope (default 10000)")
         recall.add_argument("--scopes", type=int, default=10, help="noise scopes of the same size (default 10)")
         recall.add_argument("--queries", type=int, default=200, help="queries to time (default 200)")
+        recall.add_argument("--turns", type=int, default=0,
+                            help="build a conversation of this many turns instead of facts, searched with recall_evidence")
         recall.add_argument("--keep", action="store_true", help="keep the built scopes, to measure them again with --scope")
         recall.add_argument("--scope", help="measure a scope kept by an earlier `bench recall --keep` instead of building one")
 
@@ -30,10 +32,12 @@ class Command(MemorywebCommand):
                     raise CommandError(f"--{name} must be at least 1.")
             if options["scopes"] < 0:
                 raise CommandError("--scopes must be 0 or more.")
+            if options["turns"] < 0:
+                raise CommandError("--turns must be 0 or more.")
             existing = scope_get(principal, options["scope"]) if options["scope"] else None
             data = bench_recall(
                 principal=principal, facts=options["facts"], scopes=options["scopes"], queries=options["queries"],
-                keep=options["keep"], existing=existing,
+                keep=options["keep"], existing=existing, turns=options["turns"],
                 stdout=self.stderr if options["json"] else self.stdout,
             )
             if options["json"]:  # the readable report went to stdout as it ran
