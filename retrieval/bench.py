@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from memoryweb.errors import InvalidInput
 from memoryweb.providers.embedders import get_embedder
-from memories.bench import synthetic_question, synthetic_sessions
+from memories.bench import scope_delete_throwaway, synthetic_question, synthetic_sessions
 from memories.models import Entity, EntityAlias, Fact, Scope, Turn
 from memories.services.ingest import ingest_session
 from retrieval.embeddings import _created_indexes, ensure_model_index, index_name
@@ -75,6 +75,9 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
+MAX_TURNS = 1_000_000  # a turn every six hours: a million reach back 685 years
+
+
 def bench_recall(
     *, facts: int = 10_000, scopes: int = 10, queries: int = 200, stdout=None, principal=None, seed: int = 7,
     keep: bool = False, existing: Scope | None = None, turns: int = 0,
@@ -85,6 +88,8 @@ def bench_recall(
     turn indexed with its ±1 and ±2 windows), searched with `recall_evidence` as an agent asking
     about a conversation would. keep: leave the built scopes in place (their slugs are printed)
     so later runs can measure them again with `existing` instead of rebuilding the table."""
+    if turns > MAX_TURNS:
+        raise InvalidInput(f"bench recall builds at most {MAX_TURNS} turns.")
     out = stdout or sys.stdout
     rng = random.Random(seed)
     embedder = get_embedder()
@@ -114,7 +119,8 @@ def bench_recall(
         return result
     finally:
         if not keep:
-            _drop([target, *noise])
+            for scope in (target, *noise):
+                scope_delete_throwaway(scope=scope)
 
 
 def _asker(scope: Scope, rng: random.Random) -> Callable[[], str]:
@@ -298,15 +304,3 @@ def _question(rng: random.Random, people: list[Entity]) -> str:
     return rng.choice(QUESTIONS).format(
         name=rng.choice(people).name, company=rng.choice(COMPANIES), hobby=rng.choice(HOBBIES), city=rng.choice(CITIES)
     )
-
-
-def _drop(scopes: list[Scope]) -> None:
-    ids = [s.pk for s in scopes]
-    with connection.cursor() as cursor:
-        # Referencing rows first: facts point at entities and episodes, mentions at both,
-        # episodes at turns and sessions.
-        for table in ("retrieval_embedding", "retrieval_posting", "retrieval_searchdocument", "retrieval_termstat", "retrieval_corpusstat", "retrieval_indexstate",
-                      "memories_fact", "memories_mention", "memories_episode", "memories_turn", "memories_session",
-                      "memories_entityalias", "memories_entity", "memories_auditevent"):
-            cursor.execute(f"DELETE FROM {table} WHERE scope_id = ANY(%s)", [ids])
-        cursor.execute("DELETE FROM memories_scope WHERE id = ANY(%s)", [ids])

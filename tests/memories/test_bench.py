@@ -9,7 +9,7 @@ from django.core.management.base import CommandError
 
 from memories.bench import synthetic_sessions
 from memories.models import Entity, Episode, Fact, Scope, Turn
-from retrieval.models import Embedding
+from retrieval.models import Embedding, Posting, SearchDocument
 
 
 def test_bench_ingest_reports_both_figures_and_deletes_its_scope(cast, capsys):
@@ -84,8 +84,14 @@ def test_bench_recall_measures_a_conversation_with_evidence_and_cleans_up(cast, 
     assert "vector" in result["p50_ms_by_stage"] and "doc_turn" in result["explain"]
     assert set(Scope.objects.values_list("slug", flat=True)) == scopes
     assert not (Turn.objects.exists() or Episode.objects.exists() or Embedding.objects.exists())
+    assert not (SearchDocument.objects.exists() or Posting.objects.exists())
 
 
 def test_bench_recall_refuses_negative_turns(cast):
     with pytest.raises(CommandError, match="--turns must be 0 or more"):
         call_command("bench", "recall", "--turns", "-1", "--as", "owner")
+
+
+def test_bench_recall_refuses_more_turns_than_it_can_date(cast):
+    with pytest.raises(CommandError, match="at most 1000000 turns"):
+        call_command("bench", "recall", "--turns", "1000001", "--as", "owner")
