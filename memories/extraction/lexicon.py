@@ -1,0 +1,7 @@
+"""Words the extractor, resolution and retrieval agree on."""
+
+# How a speaker names themself. Every first-person test (resolution, question analysis, the
+# offline extractor) reads this one set; contractions are split off before the lookup.
+FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "i'm", "i've", "i'd", "i'll"})
+# How a language model names the speaker when it does not use "I".
+SPEAKER_REFERENCES = FIRST_PERSON | frozenset({"user", "the user", "speaker", "the speaker"})
