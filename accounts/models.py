@@ -92,3 +92,30 @@ class ApiToken(models.Model):
         if self.revoked_at is not None:
             return False
         return self.expires_at is None or self.expires_at > timezone.now()
+
+
+class AuditEvent(models.Model):
+    """Who (user or token) did what to which row, before and after, when. Append-only."""
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    scope = models.ForeignKey("memories.Scope", null=True, blank=True, on_delete=models.CASCADE, related_name="audit_events")
+    actor_user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    actor_token = models.ForeignKey(ApiToken, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    actor_label = models.CharField(max_length=200, blank=True)  # kept when the user or token is deleted
+    action = models.CharField(max_length=64)
+    target_type = models.CharField(max_length=64)
+    target_id = models.CharField(max_length=64)
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        db_table = "memories_auditevent"  # created by the memories app; the table kept its name
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            # The history page of one row: WHERE target_type = … AND target_id = … ORDER BY created_at.
+            models.Index(fields=["target_type", "target_id", "created_at"], name="mem_audit_target_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.actor_label} {self.action} {self.target_type}:{self.target_id}"

@@ -4,6 +4,7 @@ from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.core.validators import RegexValidator
 from django.db import models
 from django.utils import timezone
+from pgvector.django import VectorField
 
 from accounts.models import Team
 
@@ -40,32 +41,6 @@ class Scope(models.Model):
     @property
     def weights(self) -> dict[str, float]:
         return {**DEFAULT_WEIGHTS, **(self.settings or {}).get("weights", {})}
-
-
-class AuditEvent(models.Model):
-    """Who (user or token) did what to which row, before and after, when. Append-only."""
-
-    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
-    scope = models.ForeignKey(Scope, null=True, blank=True, on_delete=models.CASCADE, related_name="audit_events")
-    actor_user = models.ForeignKey("accounts.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    actor_token = models.ForeignKey("accounts.ApiToken", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    actor_label = models.CharField(max_length=200, blank=True)  # kept when the user or token is deleted
-    action = models.CharField(max_length=64)
-    target_type = models.CharField(max_length=64)
-    target_id = models.CharField(max_length=64)
-    before = models.JSONField(null=True, blank=True)
-    after = models.JSONField(null=True, blank=True)
-    created_at = models.DateTimeField(default=timezone.now, db_index=True)
-
-    class Meta:
-        ordering = ["-created_at", "-id"]
-        indexes = [
-            # The history page of one row: WHERE target_type = … AND target_id = … ORDER BY created_at.
-            models.Index(fields=["target_type", "target_id", "created_at"], name="mem_audit_target_idx"),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.actor_label} {self.action} {self.target_type}:{self.target_id}"
 
 
 class ScopedQuerySet(models.QuerySet):
@@ -326,3 +301,47 @@ class Mention(models.Model):
 
     def __str__(self) -> str:
         return f"{self.entity} ({self.role}) in {self.episode_id}"
+
+
+class EmbeddingTarget(models.TextChoices):
+    FACT = "fact"
+    EPISODE = "episode"
+    TURN = "turn"
+    ENTITY = "entity"
+    # The search index's own vectors, target_id = SearchDocument.id (see SearchDocument).
+    DOC_FACT = "doc_fact"
+    DOC_EPISODE = "doc_episode"
+    DOC_TURN = "doc_turn"
+    DOC_TURN_W1 = "doc_turn_w1"
+    DOC_TURN_W2 = "doc_turn_w2"
+
+
+class Embedding(models.Model):
+    """A vector beside its row, keyed by (target, model name).
+
+    The column is an untyped `vector`, so vectors of several models (and dimensions) live side
+    by side; a new model is filled in beside the old one and switched to atomically. Approximate
+    search uses one partial HNSW expression index per model,
+    `USING hnsw ((vec::vector(DIM)) vector_cosine_ops) WHERE model = 'NAME'`, created when the
+    model is first used (see memories/services/vectors.py); queries repeat that cast and predicate.
+    """
+
+    scope = models.ForeignKey(Scope, on_delete=models.CASCADE, related_name="embeddings")
+    target_type = models.CharField(max_length=16, choices=EmbeddingTarget.choices)
+    target_id = models.BigIntegerField()
+    model = models.CharField(max_length=120)
+    vec = VectorField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "retrieval_embedding"  # created by the retrieval app; the table kept its name
+        constraints = [
+            models.UniqueConstraint(fields=["target_type", "target_id", "model"], name="retrieval_embedding_unique_target_model"),
+        ]
+        indexes = [
+            # Exact search inside a small scope: WHERE scope_id = … AND model = … AND target_type = ….
+            models.Index(fields=["scope", "model", "target_type"], name="retr_embedding_scope_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.target_type}:{self.target_id} ({self.model})"

@@ -25,10 +25,10 @@ from django.utils import timezone
 
 from memoryweb.errors import InvalidInput
 from memoryweb.providers.embedders import get_embedder
-from memories.bench import scope_delete_throwaway, synthetic_question, synthetic_sessions
+from retrieval.bench_ingest import scope_delete_throwaway, synthetic_question, synthetic_sessions
 from memories.models import Entity, EntityAlias, Fact, Scope, Turn
 from memories.services.ingest import ingest_session
-from retrieval.embeddings import _created_indexes, ensure_model_index, index_name
+from memories.services.vectors import drop_model_index, ensure_model_index
 from retrieval.indexing import index_pending, vector_target
 from retrieval.models import Collection
 from retrieval.search import recall, recall_evidence
@@ -147,9 +147,7 @@ def _build(target: Scope, noise: list[Scope], *, rng: random.Random, embedder, o
     started = time.perf_counter()
     # Bulk load without the HNSW index, then build it once over all rows: inserting a
     # million vectors into a live HNSW graph one by one takes far longer.
-    with connection.cursor() as cursor:
-        cursor.execute(f'DROP INDEX IF EXISTS "{index_name(embedder.name)}"')
-    _created_indexes.discard(index_name(embedder.name))
+    drop_model_index(embedder)
     target_rows = Fact.objects.filter(scope=target).count() + 3 * Turn.objects.filter(scope=target).count()
     noise_rows = _noise(noise, rows=9 * target_rows, dim=embedder.dim, model=embedder.name, rng=rng)
     out.write(f"noise: {noise_rows} random vectors in {len(noise)} scopes ({time.perf_counter() - started:.1f} s)\n")

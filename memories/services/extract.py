@@ -21,19 +21,18 @@ from django.db.models import F, Q
 from django.utils import timezone
 from pydantic import ValidationError
 
+from accounts.audit import audit_record
 from accounts.permissions import Principal
 from memoryweb.errors import Conflict, NotFound
 from memoryweb.providers import llm as llm_provider
 from memoryweb.providers.embedders import get_embedder
 from memoryweb.providers.schemas import Extraction, ExtractedFact, ReconcileDecision
 from memories.attributes import canonical_attribute
-from memories.models import Episode, EpisodeStatus, EntityKind, Fact, Mention, MentionRole, Scope
-from memories.services.audit import audit_record
+from memories.models import EmbeddingTarget, Episode, EpisodeStatus, EntityKind, Fact, Mention, MentionRole, Scope
 from memories.services.reconcile import FactChange, NewFact, active_candidates, fact_reconcile, same_value
 from memories.services.resolve import Resolver
 from memories.services.indexing import queue_index
 from memories.services.vectors import Vectors
-from retrieval.models import EmbeddingTarget
 
 logger = logging.getLogger("memoryweb.extract")
 

@@ -14,12 +14,12 @@ from django.db import transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
 
+from accounts.audit import audit_record
 from accounts.permissions import Principal
 from memoryweb.errors import Conflict, InvalidInput, NotFound
 from memories.attributes import canonical_attribute, is_single_valued
 from memories.models import Entity, Episode, Fact, FactStatus, Provenance, Scope
 from memories.normalize import normalize_value
-from memories.services.audit import audit_record
 from memories.services.reconcile import fact_end, lock_subject_attribute
 from memories.services.resolve import Resolver, entity_canonical, entity_find
 from memories.services.indexing import queue_index

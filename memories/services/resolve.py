@@ -24,9 +24,8 @@ from django.db.models import Q
 from django.db.models.functions import Length
 from pgvector.django import CosineDistance
 
-from memories.models import Entity, EntityAlias, EntityKind, Scope
+from memories.models import Embedding, EmbeddingTarget, Entity, EntityAlias, EntityKind, Scope
 from memories.normalize import normalize_name
-from retrieval.models import Embedding, EmbeddingTarget
 
 # pg_trgm similarity 0.5 joins "Gogle"/"Google" and "Jon Smith"/"John Smith" but keeps
 # "San Francisco"/"San Diego" and "New York"/"New Jersey" apart.

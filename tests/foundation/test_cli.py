@@ -7,7 +7,8 @@ from django.core.management.base import CommandError
 
 from accounts.models import ApiToken, User
 from accounts.tokens import token_authenticate
-from memories.models import AuditEvent, Scope
+from accounts.models import AuditEvent
+from memories.models import Scope
 
 
 def call(*args, stdin: str | None = None, monkeypatch=None) -> str:

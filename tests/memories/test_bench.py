@@ -7,9 +7,9 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from memories.bench import synthetic_sessions
-from memories.models import Entity, Episode, Fact, Scope, Turn
-from retrieval.models import Embedding, Posting, SearchDocument
+from retrieval.bench_ingest import synthetic_sessions
+from memories.models import Embedding, Entity, Episode, Fact, Scope, Turn
+from retrieval.models import Posting, SearchDocument
 
 
 def test_bench_ingest_reports_both_figures_and_deletes_its_scope(cast, capsys):

@@ -3,10 +3,11 @@
 import pytest
 
 from memoryweb.errors import Conflict, InvalidInput, NotFound
-from memories.models import AuditEvent, Entity, Fact, FactStatus
+from accounts.models import AuditEvent
+from memories.models import Embedding, Entity, Fact, FactStatus
 from memories.services.facts import fact_correct, fact_get, fact_history, fact_list, fact_restore, fact_retract
 from memories.services.reconcile import NewFact, fact_reconcile
-from retrieval.models import Embedding, SearchDocument
+from retrieval.models import SearchDocument
 
 from .conftest import at
 

@@ -5,11 +5,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.utils import timezone
 
-from accounts.permissions import Access, scope_get
+from accounts.permissions import Access
 from memoryweb.errors import Forbidden, InvalidInput, NotFound, TooLarge
-from memories.models import Episode, EpisodeStatus, Session, Turn
+from memories.models import Embedding, Episode, EpisodeStatus, Session, Turn
+from memories.scopes import scope_get
 from memories.services.ingest import ingest_session, remember
-from retrieval.models import Embedding, SearchDocument
+from retrieval.models import SearchDocument
 
 from .conftest import at
 

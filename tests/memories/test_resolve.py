@@ -2,9 +2,8 @@
 
 import pytest
 
-from memories.models import Entity, EntityAlias
+from memories.models import Embedding, Entity, EntityAlias
 from memories.services.resolve import EMBEDDING_THRESHOLD, Resolver, entity_find
-from retrieval.models import Embedding
 
 
 def _entity(scope, name, kind="other", *aliases):

@@ -149,8 +149,8 @@ def scope_delete_throwaway(*, scope: Scope) -> None:
     """Delete a benchmark scope and everything in it. The search index goes first, in bulk (a
     benchmark's can hold a million rows); then facts: they protect their entities and the facts
     they supersede from deletion."""
-    from memories.models import Entity, EntityAlias, Mention, Session
-    from retrieval.models import CorpusStat, Embedding, IndexState, Posting, SearchDocument, TermStat
+    from memories.models import Embedding, Entity, EntityAlias, Mention, Session
+    from retrieval.models import CorpusStat, IndexState, Posting, SearchDocument, TermStat
 
     with transaction.atomic():
         for model in (Posting, Embedding, TermStat, CorpusStat, IndexState):
