@@ -1,14 +1,22 @@
-"""Which scopes may this user or token read, write or administer. Every door asks here.
+"""Who may read, write or administer what. The one place that holds the rules.
+
+A `Principal` is who acts: a user, possibly through one of its API tokens (then limited by it).
+Team questions ("is this user an admin of that team") and scope questions ("may this principal
+write that scope") are answered here; `memories.scopes` turns them into querysets of scopes.
 
 A scope the principal may not read does not exist for it (404); one it may read but not
 change is a 403.
 """
 
 import enum
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 
-from accounts.models import ApiToken, Role, User
-from memoryweb.errors import Forbidden, NotFound
+from accounts.models import ApiToken, Membership, Role, Team, User
+
+# A principal acting through a token re-reads the token's row at most this often, so a token
+# revoked (or a user deactivated) by another process stops working here within this long.
+TOKEN_RECHECK_SECONDS = 1.0
 
 
 class Access(enum.StrEnum):
@@ -18,50 +26,92 @@ class Access(enum.StrEnum):
 
 
 _ROLES_GRANTING = {
-    Access.READ: [Role.VIEWER, Role.EDITOR, Role.ADMIN],
-    Access.WRITE: [Role.EDITOR, Role.ADMIN],
-    Access.ADMIN: [Role.ADMIN],
+    Access.READ: (Role.VIEWER, Role.EDITOR, Role.ADMIN),
+    Access.WRITE: (Role.EDITOR, Role.ADMIN),
+    Access.ADMIN: (Role.ADMIN,),
 }
+
+
+def roles_granting(access: Access) -> tuple[str, ...]:
+    """The membership roles that give `access` to a team's scopes."""
+    return tuple(role.value for role in _ROLES_GRANTING[access])
 
 
 @dataclass(frozen=True)
 class Principal:
-    """Who is acting: a user, possibly through one of its API tokens (then limited by it)."""
+    """Who is acting. Build a token's principal with `Principal.for_token(token)`."""
 
     user: User
     token: ApiToken | None = None
+    # When the token's row was last read (mutable inside a frozen principal: a cache, not identity).
+    _checked_at: list[float] = field(default_factory=lambda: [time.monotonic()], compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.token is not None and self.token.user_id != self.user.pk:
+            raise ValueError("A token's principal is the token's own user.")
+
+    @classmethod
+    def for_token(cls, token: ApiToken) -> "Principal":
+        return cls(user=token.user, token=token)
 
     @property
     def label(self) -> str:
         return f"{self.user.username} via token {self.token.prefix}" if self.token else self.user.username
 
+    @property
+    def is_live(self) -> bool:
+        """The user is active and the token (if any) neither revoked nor expired, as of at most a second ago."""
+        token = self.token
+        if token is not None and time.monotonic() - self._checked_at[0] >= TOKEN_RECHECK_SECONDS:
+            fresh = (
+                ApiToken.objects.filter(pk=token.pk)
+                .values("revoked_at", "expires_at", "can_write", "user__is_active")
+                .first()
+            )
+            if fresh is None:  # deleted
+                token.revoked_at = token.revoked_at or token.created_at
+            else:
+                token.revoked_at, token.expires_at, token.can_write = fresh["revoked_at"], fresh["expires_at"], fresh["can_write"]
+                self.user.is_active = fresh["user__is_active"]
+            self._checked_at[0] = time.monotonic()
+        if self.user is None or not self.user.is_active:
+            return False
+        return token is None or token.is_usable
 
-def scopes_for(principal: Principal, access: Access = Access.READ):
-    from memories.models import Scope
 
-    if principal.user is None or not principal.user.is_active:
-        return Scope.objects.none()
+def token_permits(principal: Principal, access: Access) -> bool:
+    """What the principal's token (if any) allows whatever the scope: tokens never administer,
+    read-only tokens never write."""
+    if not principal.is_live:
+        return False
     token = principal.token
-    if token is not None:
-        if not token.is_usable or access is Access.ADMIN or (access is Access.WRITE and not token.can_write):
-            return Scope.objects.none()
-    scopes = Scope.objects.filter(
-        team__memberships__user=principal.user, team__memberships__role__in=_ROLES_GRANTING[access]
-    )
-    if token is not None:
-        scopes = scopes.filter(pk__in=token.scopes.values("pk"))
-    return scopes.distinct()
+    if token is None:
+        return True
+    return access is Access.READ or (access is Access.WRITE and token.can_write)
+
+
+def team_role(user: User, team: Team) -> str | None:
+    """The user's role in the team, or None when not a member."""
+    if user is None or not user.is_active:
+        return None
+    return Membership.objects.filter(user=user, team=team).values_list("role", flat=True).first()
+
+
+def is_team_admin(user: User, team: Team) -> bool:
+    return team_role(user, team) == Role.ADMIN
+
+
+def teams_for(principal: Principal, access: Access = Access.READ):
+    """The teams in whose scopes the principal has `access` (before a token's scope limit)."""
+    if not token_permits(principal, access):
+        return Team.objects.none()
+    return Team.objects.filter(memberships__user=principal.user, memberships__role__in=roles_granting(access)).distinct()
 
 
 def can(principal: Principal, scope, access: Access) -> bool:
-    return scopes_for(principal, access).filter(pk=scope.pk).exists()
-
-
-def scope_get(principal: Principal, slug: str, access: Access = Access.READ):
-    """The scope named `slug` if `principal` may use it for `access`; NotFound if it may not even read it."""
-    scope = scopes_for(principal, Access.READ).filter(slug=slug).first()
-    if scope is None:
-        raise NotFound(f"No scope named {slug!r}.")
-    if access is not Access.READ and not can(principal, scope, access):
-        raise Forbidden(f"You may not {access.value} scope {slug!r}.")
-    return scope
+    """May `principal` use `scope` (a memories Scope) for `access`?"""
+    if not token_permits(principal, access):
+        return False
+    if principal.token is not None and not principal.token.scopes.filter(pk=scope.pk).exists():
+        return False
+    return Membership.objects.filter(user=principal.user, team_id=scope.team_id, role__in=roles_granting(access)).exists()

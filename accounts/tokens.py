@@ -9,7 +9,10 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
+from accounts.audit import audit_record
 from accounts.models import ApiToken, User
+from accounts.permissions import Access, Principal, can, is_team_admin
+from memoryweb.errors import Forbidden, InvalidInput, NotFound
 
 TOKEN_PREFIX = "mw_"
 _PREFIX_BYTES = 6  # 12 hex chars: public, finds the row
@@ -27,10 +30,36 @@ def _hash(raw: str) -> str:
 
 
 def token_issue(
-    *, user: User, name: str, scopes, can_write: bool = False, expires_at: datetime | None = None, actor=None
+    *, actor: Principal, user: User, name: str, scopes, can_write: bool = False, expires_at: datetime | None = None
 ) -> IssuedToken:
-    """Create a token limited to `scopes` (which the caller has checked the user may see).
-    Audited as `actor` (a Principal; None for system use such as tests and fixtures)."""
+    """Issue a token for `user` limited to `scopes`, read-only unless `can_write`. Audited as `actor`.
+
+    Refused unless the actor is a user (not a token), is `user` or administers the team of every
+    scope named, may itself read (or, for a read+write token, write) every scope, and `user`
+    may too (a token is a limit, never a grant); the expiry must lie in the future."""
+    if actor.token is not None:
+        raise Forbidden("API tokens cannot issue tokens.")
+    if not actor.is_live:
+        raise Forbidden("Inactive users cannot issue tokens.")
+    name = (name or "").strip()
+    if not name or len(name) > ApiToken._meta.get_field("name").max_length:
+        raise InvalidInput("A token needs a name of 1 to 100 characters.")
+    scopes = list(dict.fromkeys(scopes))
+    if not scopes:
+        raise InvalidInput("A token needs at least one scope.")
+    if expires_at is not None and expires_at <= timezone.now():
+        raise InvalidInput("A token's expiry must lie in the future.")
+    access = Access.WRITE if can_write else Access.READ
+    owner = Principal(user=user)
+    for scope in scopes:
+        if not can(actor, scope, Access.READ):
+            raise NotFound(f"No scope named {scope.slug!r}.")
+        if not can(actor, scope, access):
+            raise Forbidden(f"You may not {access.value} scope {scope.slug!r}, so you cannot issue a token that does.")
+        if user.pk != actor.user.pk and not is_team_admin(actor.user, scope.team):
+            raise Forbidden(f"Only admins of team {scope.team.slug!r} can issue tokens for other users.")
+        if not can(owner, scope, access):
+            raise Forbidden(f"{user.username} may not {access.value} scope {scope.slug!r}.")
     prefix = secrets.token_hex(_PREFIX_BYTES)
     raw = f"{TOKEN_PREFIX}{prefix}_{secrets.token_urlsafe(_SECRET_BYTES)}"
     with transaction.atomic():
@@ -38,8 +67,8 @@ def token_issue(
             user=user, name=name, prefix=prefix, secret_hash=_hash(raw), can_write=can_write, expires_at=expires_at
         )
         token.scopes.set(scopes)
-        _audit(actor, "token.create", token, after={
-            "name": name, "prefix": prefix, "scopes": [s.slug for s in scopes], "can_write": can_write,
+        audit_record(principal=actor, action="token.create", target_type="token", target_id=token.public_id, after={
+            "name": name, "user": user.username, "prefix": prefix, "scopes": [s.slug for s in scopes], "can_write": can_write,
             "expires_at": expires_at.isoformat() if expires_at else None,
         })
     return IssuedToken(token=token, secret=raw)
@@ -75,19 +104,25 @@ def token_authenticate(raw: str) -> ApiToken | None:
     return token
 
 
-def token_revoke(*, token: ApiToken, actor=None) -> ApiToken:
-    """Revoke at once (idempotent); audited as `actor` when it changes anything."""
-    if token.revoked_at is None:
-        with transaction.atomic():
-            token.revoked_at = timezone.now()
-            token.save(update_fields=["revoked_at"])
-            _audit(actor, "token.revoke", token, after={"revoked_at": token.revoked_at.isoformat()})
+def token_revoke(*, token: ApiToken, actor: Principal) -> ApiToken:
+    """Revoke at once (idempotent), audited when it changes anything. The token's own user, an
+    admin of a team whose scopes it names, or a superuser (the operators' admin) may revoke it."""
+    if actor.token is not None and actor.token.pk != token.pk:
+        raise Forbidden("An API token can revoke only itself.")
+    allowed = (
+        actor.user.pk == token.user_id
+        or actor.user.is_superuser
+        or any(is_team_admin(actor.user, scope.team) for scope in token.scopes.select_related("team"))
+    )
+    if not allowed or not actor.is_live:
+        raise NotFound(f"No token with prefix {token.prefix!r}.")
+    with transaction.atomic():
+        # Lock the row: two revocations at once write one audit event.
+        locked = ApiToken.objects.select_for_update().get(pk=token.pk)
+        if locked.revoked_at is None:
+            locked.revoked_at = timezone.now()
+            locked.save(update_fields=["revoked_at"])
+            audit_record(principal=actor, action="token.revoke", target_type="token", target_id=token.public_id,
+                         after={"revoked_at": locked.revoked_at.isoformat()})
+    token.revoked_at = locked.revoked_at
     return token
-
-
-def _audit(actor, action: str, token: ApiToken, *, after: dict) -> None:
-    if actor is None:
-        return
-    from memories.services.audit import audit_record  # memories depends on accounts, not the reverse
-
-    audit_record(principal=actor, action=action, target_type="token", target_id=token.public_id, after=after)

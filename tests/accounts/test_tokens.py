@@ -10,7 +10,7 @@ from accounts.tokens import token_authenticate, token_issue, token_revoke
 
 @pytest.fixture
 def issued(cast):
-    return token_issue(user=cast.owner, name="agent", scopes=[cast.scope_a], can_write=True)
+    return token_issue(actor=cast.p_owner, user=cast.owner, name="agent", scopes=[cast.scope_a], can_write=True)
 
 
 def test_the_secret_is_not_stored_anywhere_in_the_row(issued):
@@ -44,13 +44,13 @@ def test_a_wrong_token_is_refused(issued, mangle):
     assert token_authenticate(mangle(issued.secret)) is None
 
 
-def test_a_revoked_token_is_refused(issued):
-    token_revoke(token=issued.token)
+def test_a_revoked_token_is_refused(issued, cast):
+    token_revoke(token=issued.token, actor=cast.p_owner)
     assert token_authenticate(issued.secret) is None
 
 
 def test_an_expired_token_is_refused(cast):
-    issued = token_issue(user=cast.owner, name="old", scopes=[cast.scope_a], expires_at=timezone.now() + timedelta(seconds=60))
+    issued = token_issue(actor=cast.p_owner, user=cast.owner, name="old", scopes=[cast.scope_a], expires_at=timezone.now() + timedelta(seconds=60))
     assert token_authenticate(issued.secret) is not None
     ApiToken.objects.filter(pk=issued.token.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
     assert token_authenticate(issued.secret) is None

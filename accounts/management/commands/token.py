@@ -2,10 +2,11 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime, parse_date
 
 from accounts.models import ApiToken
-from accounts.permissions import Access, scope_get
+from accounts.permissions import Access
 from accounts.tokens import token_issue, token_revoke
 from memoryweb.errors import InvalidInput, NotFound
 from memoryweb.management.base import MemorywebCommand
+from memories.scopes import scope_get
 
 
 class Command(MemorywebCommand):
@@ -26,8 +27,8 @@ class Command(MemorywebCommand):
         principal = self.principal(options)
         action = options["action"]
         if action == "create":
-            access = Access.WRITE if options["write"] else Access.READ
-            scopes = [scope_get(principal, slug, access) for slug in options["scopes"]]
+            # token_issue decides what the actor may grant; here a slug only has to name a visible scope.
+            scopes = [scope_get(principal, slug, Access.READ) for slug in options["scopes"]]
             expires_at = _parse_expiry(options["expires"]) if options["expires"] else None
             issued = token_issue(
                 user=principal.user, name=options["name"], scopes=scopes, can_write=options["write"], expires_at=expires_at,
@@ -63,8 +64,6 @@ def _parse_expiry(raw: str):
         value = timezone.datetime(day.year, day.month, day.day)
     if timezone.is_naive(value):
         value = timezone.make_aware(value, timezone.get_default_timezone())
-    if value <= timezone.now():
-        raise InvalidInput("--expires must be in the future.")
     return value
 
 

@@ -1,5 +1,6 @@
-from accounts.permissions import Access, scope_get
+from accounts.permissions import Access
 from memoryweb.management.base import MemorywebCommand
+from memories.scopes import scope_get
 from memories.services.extract import episode_retry
 
 

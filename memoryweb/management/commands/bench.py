@@ -1,7 +1,7 @@
 from django.core.management.base import CommandError
 
-from accounts.permissions import scope_get
 from memoryweb.management.base import MemorywebCommand
+from memories.scopes import scope_get
 
 
 class Command(MemorywebCommand):
@@ -43,7 +43,7 @@ class Command(MemorywebCommand):
             if options["json"]:  # the readable report went to stdout as it ran
                 self.emit(options, data, "")
             return
-        from memories.bench import bench_ingest
+        from retrieval.bench_ingest import bench_ingest
 
         for name in ("turns", "episodes", "session_size"):
             if options[name] < 1:

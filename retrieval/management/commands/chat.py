@@ -1,8 +1,9 @@
 import sys
 
-from accounts.permissions import Access, can, scope_get
+from accounts.permissions import Access, can
 from memoryweb.errors import MemorywebError
 from memoryweb.management.base import MemorywebCommand
+from memories.scopes import scope_get
 from retrieval.chat import chat_turn
 
 

@@ -1,5 +1,6 @@
-from accounts.permissions import Access, scope_get
+from accounts.permissions import Access
 from memoryweb.management.base import MemorywebCommand
+from memories.scopes import scope_get
 from retrieval.render import items_text
 from retrieval.services import answer
 
