@@ -7,7 +7,7 @@ change is a 403.
 import enum
 from dataclasses import dataclass
 
-from accounts.models import ApiToken, Role, User
+from accounts.models import ApiToken, Membership, Role, Team, User
 from memoryweb.errors import Forbidden, NotFound
 
 
@@ -34,6 +34,26 @@ class Principal:
     @property
     def label(self) -> str:
         return f"{self.user.username} via token {self.token.prefix}" if self.token else self.user.username
+
+
+def team_role(user: User | None, team: Team) -> str | None:
+    """The user's role in `team`, or None when they are not a member (an inactive user has none)."""
+    if user is None or not user.is_active:
+        return None
+    return Membership.objects.filter(user=user, team=team).values_list("role", flat=True).first()
+
+
+def is_team_admin(user: User | None, team: Team) -> bool:
+    """The one answer to "may this user manage that team's members, tokens and scopes"."""
+    return team_role(user, team) == Role.ADMIN
+
+
+def team_get(principal: Principal, slug: str) -> Team:
+    """The team named `slug` if `principal`'s user belongs to it; NotFound otherwise (other teams do not exist for it)."""
+    team = Team.objects.filter(slug=slug).first()
+    if team is None or team_role(principal.user, team) is None:
+        raise NotFound(f"No team named {slug!r}.")
+    return team
 
 
 def scopes_for(principal: Principal, access: Access = Access.READ):
