@@ -12,6 +12,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
+from django.db.models import F
 from django.utils.text import slugify
 
 from accounts.models import Membership, Role, Team, User
@@ -96,7 +97,8 @@ def team_create(*, actor: Principal | None, slug: str, name: str = "", owner: Us
 
 def team_memberships(*, user: User):
     """The teams `user` belongs to, as memberships (with the team), personal team first."""
-    return Membership.objects.filter(user=user).select_related("team").order_by("-team__personal_for", "team__slug")
+    personal_first = F("team__personal_for").asc(nulls_last=True)
+    return Membership.objects.filter(user=user).select_related("team").order_by(personal_first, "team__slug")
 
 
 def membership_set(*, team: Team, user: User, role: str) -> Membership:
