@@ -3,6 +3,7 @@ import uuid
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser
 from django.db import models
+from django.db.models.functions import Lower
 from django.utils import timezone
 
 
@@ -10,6 +11,13 @@ class User(AbstractUser):
     """Custom from the first migration, so fields can be added without a painful swap later."""
 
     public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+
+    class Meta(AbstractUser.Meta):
+        constraints = [
+            # `user_create` refuses "Ada" when "ada" exists; two processes creating them at once
+            # both pass that check, so the database decides.
+            models.UniqueConstraint(Lower("username"), name="accounts_user_username_ci_unique"),
+        ]
 
 
 class Team(models.Model):

@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 
 from accounts.models import ApiToken, Membership, Role, Team, User
+from memoryweb.errors import NotFound
 
 # A principal acting through a token re-reads the token's row at most this often, so a token
 # revoked (or a user deactivated) by another process stops working here within this long.
@@ -90,15 +91,24 @@ def token_permits(principal: Principal, access: Access) -> bool:
     return access is Access.READ or (access is Access.WRITE and token.can_write)
 
 
-def team_role(user: User, team: Team) -> str | None:
-    """The user's role in the team, or None when not a member."""
+def team_role(user: User | None, team: Team) -> str | None:
+    """The user's role in `team`, or None when they are not a member (an inactive user has none)."""
     if user is None or not user.is_active:
         return None
     return Membership.objects.filter(user=user, team=team).values_list("role", flat=True).first()
 
 
-def is_team_admin(user: User, team: Team) -> bool:
+def is_team_admin(user: User | None, team: Team) -> bool:
+    """The one answer to "may this user manage that team's members, tokens and scopes"."""
     return team_role(user, team) == Role.ADMIN
+
+
+def team_get(principal: Principal, slug: str) -> Team:
+    """The team named `slug` if `principal`'s user belongs to it; NotFound otherwise (other teams do not exist for it)."""
+    team = Team.objects.filter(slug=slug).first()
+    if team is None or team_role(principal.user, team) is None:
+        raise NotFound(f"No team named {slug!r}.")
+    return team
 
 
 def teams_for(principal: Principal, access: Access = Access.READ):

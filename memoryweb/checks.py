@@ -24,13 +24,24 @@ def _redact(url: str) -> str:
     return url
 
 
+def _database_location() -> str:
+    if settings.DATABASE_EMBEDDED:
+        return f"embedded ({settings.MEMORYWEB_HOME / 'pgdata'})"
+    db = settings.DATABASES["default"]
+    return f"postgresql://{db.get('HOST') or 'localhost'}:{db.get('PORT') or 5432}/{db.get('NAME')}"
+
+
+def database_unreachable(exc: Exception) -> str:
+    """One sentence for a database that does not answer (said by `config`, and by any command that meets it)."""
+    text = str(exc).strip()
+    reason = text.splitlines()[0] if text else exc.__class__.__name__
+    return f"PostgreSQL at {_database_location()} is unreachable: {reason}"
+
+
 def check_database() -> Check:
     from django.db import connection
 
-    where = f"embedded ({settings.MEMORYWEB_HOME / 'pgdata'})"
-    if not settings.DATABASE_EMBEDDED:
-        db = settings.DATABASES["default"]
-        where = f"postgresql://{db.get('HOST') or 'localhost'}:{db.get('PORT') or 5432}/{db.get('NAME')}"
+    where = _database_location()
     try:
         with connection.cursor() as cursor:
             cursor.execute("SHOW server_version")
@@ -40,7 +51,7 @@ def check_database() -> Check:
             cursor.execute("SELECT default_version FROM pg_available_extensions WHERE name = 'vector'")
             available = cursor.fetchone()
     except Exception as exc:
-        return Check("database", False, where, f"PostgreSQL at {where} is unreachable: {str(exc).strip().splitlines()[0]}")
+        return Check("database", False, where, database_unreachable(exc))
     vector = extensions.get("vector") or (f"{available[0]} (available, not yet created: run migrate)" if available else None)
     summary = f"{where}, PostgreSQL {server}, pgvector {vector or 'missing'}"
     if vector is None:

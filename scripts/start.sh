@@ -3,4 +3,5 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup.sh
+echo "==> Starting PostgreSQL, migrating and serving (Ctrl-C stops)"
 exec .venv/bin/memoryweb serve "$@"

@@ -6,7 +6,7 @@ import json
 import sys
 
 from django.core.management.base import BaseCommand, CommandError
-from django.db.utils import ProgrammingError
+from django.db.utils import OperationalError, ProgrammingError
 from psycopg.errors import UndefinedTable
 
 from memoryweb.errors import MemorywebError
@@ -50,6 +50,10 @@ class MemorywebCommand(BaseCommand):
             if isinstance(exc.__cause__, UndefinedTable):
                 raise CommandError("The database has no memoryweb tables yet: run `memoryweb migrate` first.") from None
             raise
+        except OperationalError as exc:
+            from memoryweb.checks import database_unreachable
+
+            raise CommandError(database_unreachable(exc) + ".") from None
 
     def principal(self, options):
         from accounts.permissions import Principal

@@ -70,6 +70,25 @@ def test_scope_list_shows_only_what_the_user_may_read(cast, capsys):
 
 
 @pytest.mark.django_db
+def test_scope_list_says_whose_scopes_and_how_to_see_others(cast, settings, tmp_path):
+    settings.MEMORYWEB_HOME = tmp_path
+    lines = call("scope", "list").splitlines()  # the first admin, created now, is in none of the cast's teams
+    assert lines == [
+        "Scopes visible to admin: none.",
+        "3 scopes exist in teams admin is not in; act as another user with --as USER.",
+    ]
+    lines = call("scope", "list", "--as", "outsider").splitlines()
+    assert lines[0] == "Scopes visible to outsider:" and lines[1].split()[:2] == ["bravo", "team-b"]
+    assert lines[2] == "2 more scopes exist in teams outsider is not in; act as another user with --as USER."
+
+
+@pytest.mark.django_db
+def test_scope_list_on_an_empty_install_says_how_to_make_one(settings, tmp_path):
+    settings.MEMORYWEB_HOME = tmp_path
+    assert call("scope", "list").splitlines() == ["Scopes visible to admin: none.", "Create one with: memoryweb scope create SLUG"]
+
+
+@pytest.mark.django_db
 def test_token_create_shows_the_secret_once_and_audits(cast, capsys):
     call("token", "create", "agent", "--scope", "alpha", "--write", "--json", "--as", "owner")
     secret = json.loads(capsys.readouterr().out)["token"]
@@ -115,3 +134,38 @@ def test_a_database_without_tables_asks_for_migrate_instead_of_a_traceback():
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     assert result.returncode == 1
     assert "run `memoryweb migrate` first" in result.stderr and "Traceback" not in result.stderr
+
+
+def run_cli(*args, env=None):
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-m", "memoryweb.cli", *args], capture_output=True, text=True, env={**os.environ, **(env or {})},
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize("command", [["store", "hello", "--scope", "notes"], ["migrate"]])  # ours, and Django's own
+def test_a_command_against_a_stopped_database_prints_one_sentence(command):
+    result = run_cli(*command, env={"DATABASE_URL": "postgres://x:y@127.0.0.1:1/db"})
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert "PostgreSQL at postgresql://127.0.0.1:1/db is unreachable" in result.stderr
+    assert "y@" not in result.stderr  # no password
+
+
+def test_help_lists_our_commands_grouped_and_keeps_djangos_reachable():
+    result = run_cli("--help")
+    assert result.returncode == 0
+    text = result.stdout
+    groups = [line for line in text.splitlines() if line.endswith(":") and not line.startswith(" ")]
+    assert groups[:3] == ["memory:", "admin:", "operations:"]
+    assert "  store        Store one memory in a scope\n" in text and "  team " in text
+    assert "flush" not in text and "startproject" not in text
+    assert "memoryweb help --django" in text
+    django = run_cli("help", "--django").stdout
+    assert "flush" in django and "startproject" in django
+    assert "--scope" in run_cli("help", "store").stdout

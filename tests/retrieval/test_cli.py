@@ -88,3 +88,11 @@ def test_chat_tells_a_viewer_it_cannot_write(cast, monkeypatch):
     out = run("chat", "--scope", "alpha", "--as", "viewer", stdin="I love tennis\nWhat do I like?\n", monkeypatch=monkeypatch)
     assert "error: You may read scope 'alpha' but not write to it." in out
     assert "Remembered" not in out
+
+
+def test_chat_json_writes_one_object_per_reply(cast, monkeypatch):
+    out = run("chat", "--scope", "alpha", "--as", "viewer", "--json", stdin="I love tennis\nWhat do I like?\n", monkeypatch=monkeypatch)
+    replies = [json.loads(line) for line in out.splitlines()]
+    assert [r["input"] for r in replies] == ["I love tennis", "What do I like?"]
+    assert replies[0] == {"input": "I love tennis", "reply": None, "error": "You may read scope 'alpha' but not write to it."}
+    assert replies[1]["error"] is None and replies[1]["reply"]

@@ -1,6 +1,7 @@
 from accounts.models import Team
 from memoryweb.errors import NotFound
 from memoryweb.management.base import MemorywebCommand
+from memories.models import Scope
 from memories.scopes import scope_create, scope_list
 
 
@@ -29,9 +30,22 @@ class Command(MemorywebCommand):
             )
             self.emit(options, _scope_dict(scope), f"Created scope {scope.slug} in team {scope.team.slug}.")
             return
-        scopes = list(scope_list(principal=principal))
-        lines = [f"{s.slug:<24} {s.team.slug:<20} {s.name}" for s in scopes] or ["(no scopes yet: memoryweb scope create SLUG)"]
-        self.emit(options, {"scopes": [_scope_dict(s) for s in scopes]}, "\n".join(lines))
+        visible = scope_list(principal=principal)
+        scopes = list(visible)
+        # A local operator tool: saying how many scopes sit in other teams tells a shell user
+        # nothing the database would not, and explains an empty list.
+        elsewhere = Scope.objects.exclude(pk__in=visible.values("pk")).count()
+        who = principal.user.username
+        lines = [f"Scopes visible to {who}:" + ("" if scopes else " none.")]
+        lines += [f"  {s.slug:<24} {s.team.slug:<20} {s.name}" for s in scopes]
+        if elsewhere:
+            lines.append(
+                f"{elsewhere} {'more ' if scopes else ''}scope{'s' if elsewhere != 1 else ''} "
+                f"exist{'s' if elsewhere == 1 else ''} in teams {who} is not in; act as another user with --as USER."
+            )
+        elif not scopes:
+            lines.append("Create one with: memoryweb scope create SLUG")
+        self.emit(options, {"user": who, "scopes": [_scope_dict(s) for s in scopes], "not_visible": elsewhere}, "\n".join(lines))
 
 
 def _scope_dict(scope) -> dict:

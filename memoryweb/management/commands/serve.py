@@ -33,13 +33,11 @@ class Command(MemorywebCommand):
         out = sys.stdout
         out.write(f"memoryweb at {url}  (database: {'embedded' if settings.DATABASE_EMBEDDED else 'DATABASE_URL'}, "
                   f"tasks: {'Redis + worker' if settings.REDIS_URL else 'in-process'})\n")
+        password_file = settings.MEMORYWEB_HOME / "admin-password"
         if password:
-            out.write(
-                f"First run: created admin account '{admin.username}' with password: {password}\n"
-                f"(also saved in {settings.MEMORYWEB_HOME / 'admin-password'}). Log in at {url}/admin/\n"
-            )
-        else:
-            out.write(f"Log in at {url}/admin/ as {admin.username}.\n")
+            out.write(f"First run: created admin account '{admin.username}' with password: {password}\n")
+        out.write(f"Open {url}/admin/ and log in as {admin.username}")
+        out.write(f" (password in {password_file}).\n" if password_file.exists() else ".\n")
         out.flush()
         uvicorn.run(
             "memoryweb.asgi:application", host=options["host"], port=options["port"], workers=options["workers"],

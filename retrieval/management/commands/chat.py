@@ -1,3 +1,4 @@
+import json
 import sys
 
 from accounts.permissions import Access, can
@@ -10,7 +11,8 @@ from retrieval.chat import chat_turn
 class Command(MemorywebCommand):
     help = (
         "Talk to a scope's memory: statements are remembered, questions answered (a '?' or a question word tells them "
-        "apart; /remember and /ask force either; /quit ends). Reads standard input, so it can be piped."
+        "apart; /remember and /ask force either; /quit ends). Reads standard input, so it can be piped; with --json, "
+        "one JSON object per reply."
     )
 
     def add_command_arguments(self, parser) -> None:
@@ -22,7 +24,8 @@ class Command(MemorywebCommand):
         scope = scope_get(principal, options["scope"], Access.READ)
         speaker = options["speaker"] or principal.user.username
         may_write = can(principal, scope, Access.WRITE)
-        interactive = sys.stdin.isatty()
+        as_json = options["json"]
+        interactive = sys.stdin.isatty() and not as_json
         if interactive:
             self.stdout.write(f"memoryweb chat — scope {scope.slug}, speaking as {speaker}. /ask, /remember, /quit.")
         while True:
@@ -38,7 +41,11 @@ class Command(MemorywebCommand):
             if line in ("/quit", "/exit"):
                 break
             try:
-                reply = chat_turn(scope=scope, principal=principal, speaker=speaker, line=line, may_write=may_write)
+                reply, error = chat_turn(scope=scope, principal=principal, speaker=speaker, line=line, may_write=may_write), None
             except MemorywebError as exc:
-                reply = f"error: {exc.message}"
-            self.stdout.write(reply)
+                reply, error = None, exc.message
+            if as_json:
+                self.stdout.write(json.dumps({"input": line, "reply": reply, "error": error}))
+                self.stdout.flush()
+            else:
+                self.stdout.write(reply if error is None else f"error: {error}")
