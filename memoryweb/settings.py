@@ -8,6 +8,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from memoryweb.env import env_bool, env_choice, env_float, env_int, env_list, env_str
+from memoryweb.secrets_file import write_secret_file
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 MEMORYWEB_HOME = Path(env_str("MEMORYWEB_HOME", str(BASE_DIR / "var"))).expanduser().resolve()
@@ -26,11 +27,9 @@ def _secret_key() -> str:
         )
     # Local development: generate one key once and keep it, so sessions survive restarts.
     path = MEMORYWEB_HOME / "secret_key"
-    if not path.exists():
-        MEMORYWEB_HOME.mkdir(parents=True, exist_ok=True)
-        path.write_text(secrets.token_urlsafe(50))
-        path.chmod(0o600)
-    return path.read_text().strip()
+    if path.exists():
+        return path.read_text().strip()
+    return write_secret_file(path, secrets.token_urlsafe(50)).strip()
 
 
 SECRET_KEY = _secret_key()
