@@ -144,7 +144,6 @@ WHITENOISE_USE_FINDERS = True  # serve straight from the finders, so `serve` nee
 if not DEBUG:
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
     SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # load balancers probe over plain HTTP
-    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000, minimum=0)
@@ -152,6 +151,10 @@ if not DEBUG:
     SECURE_HSTS_PRELOAD = True
     SECURE_CONTENT_TYPE_NOSNIFF = True
     X_FRAME_OPTIONS = "DENY"
+# X-Forwarded-Proto is trusted only behind a proxy that sets it: anyone can send the header.
+MEMORYWEB_BEHIND_PROXY = env_bool("MEMORYWEB_BEHIND_PROXY", False)
+if MEMORYWEB_BEHIND_PROXY:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 # Celery: eager in-process without a broker; Redis and a worker with REDIS_URL.
 REDIS_URL = env_str("REDIS_URL")
