@@ -1,5 +1,6 @@
 FROM python:3.11-slim
-ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1
+# Production defaults: DEBUG off (SECRET_KEY and ALLOWED_HOSTS then come from the environment).
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 DEBUG=false
 WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY memoryweb memoryweb

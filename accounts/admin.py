@@ -6,47 +6,59 @@ from accounts.permissions import Principal
 from accounts.tokens import token_revoke
 
 
-class MembershipInline(admin.TabularInline):
+class ViewOnly:
+    """For rows that change only through services (audited, and holding rules such as "a team
+    keeps an admin"): the admin shows them and changes nothing."""
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class MembershipInline(ViewOnly, admin.TabularInline):
     model = Membership
     extra = 0
-    autocomplete_fields = ["user"]
+    fields = ["user", "role", "created_at"]
 
 
 @admin.register(User)
 class UserAdmin(BaseUserAdmin):
     list_display = ["username", "email", "is_staff", "is_active", "date_joined"]
 
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False  # it would drop memberships (perhaps a team's last admin) and tokens, unaudited; deactivate instead
+
 
 @admin.register(Team)
-class TeamAdmin(admin.ModelAdmin):
+class TeamAdmin(ViewOnly, admin.ModelAdmin):
     list_display = ["slug", "name", "personal_for", "created_at"]
     search_fields = ["slug", "name"]
     inlines = [MembershipInline]
 
 
 @admin.register(Membership)
-class MembershipAdmin(admin.ModelAdmin):
+class MembershipAdmin(ViewOnly, admin.ModelAdmin):
     list_display = ["user", "team", "role", "created_at"]
     list_filter = ["role"]
     search_fields = ["user__username", "team__slug"]
-    autocomplete_fields = ["user", "team"]
 
 
 @admin.register(ApiToken)
-class ApiTokenAdmin(admin.ModelAdmin):
-    """Tokens are issued with `memoryweb token create` (the secret is shown there, once).
+class ApiTokenAdmin(ViewOnly, admin.ModelAdmin):
+    """Tokens are issued with `memoryweb token create` (the secret is shown there, once) and
+    changed only by the audited token services: here they are shown, and revoked by the action.
     The admin shows the public prefix only; the hash is never displayed."""
 
     list_display = ["name", "user", "display_prefix", "can_write", "expires_at", "revoked_at", "last_used_at"]
     list_filter = ["can_write"]
     search_fields = ["name", "prefix", "user__username"]
     fields = ["name", "user", "display_prefix", "scopes", "can_write", "expires_at", "revoked_at", "last_used_at", "created_at"]
-    readonly_fields = ["user", "display_prefix", "revoked_at", "last_used_at", "created_at"]
-    filter_horizontal = ["scopes"]
     actions = ["revoke"]
-
-    def has_add_permission(self, request) -> bool:
-        return False
 
     @admin.display(description="token")
     def display_prefix(self, obj: ApiToken) -> str:

@@ -6,9 +6,7 @@ IntegrityError becomes a Conflict (or, for the first admin, an advisory lock mak
 process wait and find the first one's admin).
 """
 
-import os
 import secrets
-from pathlib import Path
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
@@ -19,6 +17,7 @@ from accounts.audit import audit_record
 from accounts.models import Membership, Role, Team, User
 from accounts.permissions import Principal, is_team_admin, team_role
 from memoryweb.errors import Conflict, Forbidden, InvalidInput, NotFound
+from memoryweb.secrets_file import write_secret_file
 
 
 def _team_insert(*, base: str, **fields) -> Team:
@@ -219,7 +218,7 @@ def local_admin_ensure() -> tuple[User, str | None]:
             # Written before the commit: if the file cannot be written, no admin exists without it.
             # We hold the lock and no admin exists, so a file already there is left from an earlier install.
             path.unlink(missing_ok=True)
-            _secret_file_write(path, password + "\n")
+            write_secret_file(path, password + "\n")
             written = True
     except BaseException:
         if written:
@@ -230,14 +229,6 @@ def local_admin_ensure() -> tuple[User, str | None]:
 
 def _first_admin() -> User | None:
     return User.objects.filter(is_superuser=True, is_active=True).order_by("pk").first()
-
-
-def _secret_file_write(path: Path, text: str) -> None:
-    """Create a file readable by its owner only, from the first byte (never chmod'ed afterwards)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(text)
 
 
 def cli_user(username: str | None = None) -> User:

@@ -1,4 +1,4 @@
-"""Scopes: which ones a principal may see, getting one by slug, creating and listing them.
+"""Scopes: which ones a principal may see, getting one by slug, creating, listing and changing them.
 
 The rules (roles, token limits) are `accounts.permissions`; this module turns them into
 querysets of scopes, which live here."""
@@ -6,6 +6,7 @@ querysets of scopes, which live here."""
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
+from accounts.audit import audit_record
 from accounts.models import Team
 from accounts.permissions import Access, Principal, can, is_team_admin, team_role, teams_for
 from memoryweb.errors import Conflict, Forbidden, InvalidInput, NotFound
@@ -71,3 +72,73 @@ def scope_create(
 
 def scope_list(*, principal: Principal):
     return scopes_for(principal, Access.READ).select_related("team").order_by("slug")
+
+
+def _snapshot(scope: Scope) -> dict:
+    return {
+        "name": scope.name, "description": scope.description, "team": scope.team.slug,
+        "weights": (scope.settings or {}).get("weights", {}),
+    }
+
+
+def scope_update_check(
+    *, principal: Principal, scope: Scope, name: str | None = None, description: str | None = None,
+    team: Team | None = None, weights: dict | None = None,
+) -> dict:
+    """What `scope_update` would change, as {field: new value}, or the domain error it would raise.
+
+    Doors with a form (the admin) call this while validating, so an error shows on the form."""
+    if principal.token is not None:
+        raise Forbidden("API tokens cannot change scopes.")
+    if not is_team_admin(principal.user, scope.team):
+        raise Forbidden(f"Only admins of team {scope.team.slug!r} can change its scopes.")
+    changes = {}
+    if name is not None:
+        name = name.strip()
+        if not name:
+            raise InvalidInput("A scope needs a name.")
+        changes["name"] = name
+    if description is not None:
+        changes["description"] = description
+    if team is not None and team.pk != scope.team_id:
+        if not is_team_admin(principal.user, team):
+            raise Forbidden(f"Only admins of team {team.slug!r} can move a scope into it.")
+        changes["team"] = team
+    if weights is not None:
+        if not isinstance(weights, dict):
+            raise InvalidInput('Weights must be an object like {"similarity": 0.65, "importance": 0.3, "recency": 0.05}.')
+        changes["weights"] = validate_weights(weights)
+    return changes
+
+
+def scope_update(
+    *, principal: Principal, scope: Scope, name: str | None = None, description: str | None = None,
+    team: Team | None = None, weights: dict | None = None,
+) -> Scope:
+    """Change a scope's name, description, team or ranking weights (None: unchanged; `weights`
+    replaces the stored ones, {} restores the defaults). The principal must administer the
+    scope's team, and the new team when moving it. Audited with before and after."""
+    with transaction.atomic():
+        # Lock and re-read: `scope` may be stale, or already changed in memory by a form.
+        scope = Scope.objects.select_for_update().select_related("team").get(pk=scope.pk)
+        changes = scope_update_check(
+            principal=principal, scope=scope, name=name, description=description, team=team, weights=weights
+        )
+        before = _snapshot(scope)
+        for field in ("name", "description", "team"):
+            if field in changes:
+                setattr(scope, field, changes[field])
+        if "weights" in changes:
+            scope.settings = {**(scope.settings or {}), "weights": changes["weights"]}
+            if not changes["weights"]:
+                del scope.settings["weights"]
+        after = _snapshot(scope)
+        if after == before:
+            return scope
+        scope.save(update_fields=["name", "description", "team", "settings"])
+        changed = [field for field in before if before[field] != after[field]]
+        audit_record(
+            principal=principal, action="scope.update", target_type="scope", target_id=scope.public_id, scope=scope,
+            before={f: before[f] for f in changed}, after={f: after[f] for f in changed},
+        )
+    return scope

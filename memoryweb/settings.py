@@ -8,6 +8,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from memoryweb.env import env_bool, env_choice, env_float, env_int, env_list, env_str
+from memoryweb.secrets_file import write_secret_file
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 MEMORYWEB_HOME = Path(env_str("MEMORYWEB_HOME", str(BASE_DIR / "var"))).expanduser().resolve()
@@ -26,11 +27,9 @@ def _secret_key() -> str:
         )
     # Local development: generate one key once and keep it, so sessions survive restarts.
     path = MEMORYWEB_HOME / "secret_key"
-    if not path.exists():
-        MEMORYWEB_HOME.mkdir(parents=True, exist_ok=True)
-        path.write_text(secrets.token_urlsafe(50))
-        path.chmod(0o600)
-    return path.read_text().strip()
+    if path.exists():
+        return path.read_text().strip()
+    return write_secret_file(path, secrets.token_urlsafe(50)).strip()
 
 
 SECRET_KEY = _secret_key()
@@ -38,7 +37,7 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "t
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "memoryweb.admin_site.OperatorAdminConfig",  # django.contrib.admin, for active superusers only
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -145,7 +144,6 @@ WHITENOISE_USE_FINDERS = True  # serve straight from the finders, so `serve` nee
 if not DEBUG:
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
     SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # load balancers probe over plain HTTP
-    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000, minimum=0)
@@ -153,6 +151,10 @@ if not DEBUG:
     SECURE_HSTS_PRELOAD = True
     SECURE_CONTENT_TYPE_NOSNIFF = True
     X_FRAME_OPTIONS = "DENY"
+# X-Forwarded-Proto is trusted only behind a proxy that sets it: anyone can send the header.
+MEMORYWEB_BEHIND_PROXY = env_bool("MEMORYWEB_BEHIND_PROXY", False)
+if MEMORYWEB_BEHIND_PROXY:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 # Celery: eager in-process without a broker; Redis and a worker with REDIS_URL.
 REDIS_URL = env_str("REDIS_URL")

@@ -209,7 +209,7 @@ def test_no_admin_is_left_without_its_password_file(settings, tmp_path, monkeypa
     def unwritable(path, text):
         raise PermissionError(f"cannot write {path}")
 
-    monkeypatch.setattr(services, "_secret_file_write", unwritable)
+    monkeypatch.setattr(services, "write_secret_file", unwritable)
     with pytest.raises(PermissionError):
         local_admin_ensure()
     assert not User.objects.exists() and not Team.objects.exists()

@@ -1,12 +1,17 @@
 """Settings from the environment, `memoryweb config` and /healthz."""
 
 import os
+import shlex
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+import yaml
 
 from memoryweb.checks import check_broker
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_cli(*args, env=None, timeout=120):
@@ -71,9 +76,7 @@ def test_serve_refuses_an_unreachable_redis_with_one_sentence():
 def test_healthz_answers_200_when_all_is_well(client):
     response = client.get("/healthz")
     assert response.status_code == 200
-    body = response.json()
-    assert body["ok"] is True
-    assert {c["name"] for c in body["checks"]} == {"database", "broker", "llm"}
+    assert response.json() == {"ok": True, "failing": []}
 
 
 @pytest.mark.django_db
@@ -81,8 +84,82 @@ def test_healthz_answers_503_naming_the_broken_piece(client, settings):
     settings.REDIS_URL = "redis://127.0.0.1:1/0"
     response = client.get("/healthz")
     assert response.status_code == 503
-    broken = [c["name"] for c in response.json()["checks"] if not c["ok"]]
-    assert broken == ["broker"]
+    assert response.json() == {"ok": False, "failing": ["broker"]}
+
+
+def _revealing_values(settings) -> list[str]:
+    """What an attacker would like to read in a health answer, taken from the running system."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW server_version")
+        server = cursor.fetchone()[0]
+        cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+        pgvector = cursor.fetchone()[0]
+    db = connection.settings_dict
+    return [db["NAME"], db["HOST"], str(settings.MEMORYWEB_HOME), settings.REDIS_URL, "127.0.0.1:1", server, pgvector]
+
+
+@pytest.mark.django_db
+def test_an_anonymous_healthz_reveals_no_host_database_url_or_version(client, settings):
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"  # failing, so its URL would be in the detail
+    secrets = _revealing_values(settings)
+    body = client.get("/healthz").content.decode()
+    assert [value for value in secrets if value in body] == []
+    assert set(client.get("/healthz").json()) == {"ok", "failing"}
+
+
+@pytest.mark.django_db
+def test_a_signed_in_staff_user_gets_the_detail_and_others_do_not(client, settings, cast):
+    from accounts.services import user_create
+
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"
+    secrets = _revealing_values(settings)
+    client.force_login(cast.owner)  # signed in, not staff
+    assert "checks" not in client.get("/healthz").json()
+    client.force_login(user_create(username="ops", password="pw-ops-12345", is_admin=True))
+    body = client.get("/healthz")
+    assert {c["name"] for c in body.json()["checks"]} == {"database", "broker", "llm"}
+    assert [value for value in secrets[2:] if value not in body.content.decode()] == []  # home, Redis URL, versions
+
+
+def _dockerfile_env() -> dict[str, str]:
+    env = {}
+    for line in (ROOT / "Dockerfile").read_text().splitlines():
+        if line.startswith("ENV "):
+            env.update(item.split("=", 1) for item in shlex.split(line[4:]))
+    return env
+
+
+def test_no_deployment_path_runs_with_debug_on():
+    assert _dockerfile_env()["DEBUG"] == "false"
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    for name, service in compose["services"].items():
+        if "build" in service:
+            assert service["environment"]["DEBUG"] == "false", name
+
+
+def test_check_deploy_passes_in_the_dockerfiles_environment():
+    env = {**_dockerfile_env(), "SECRET_KEY": "x7!Kq2#pL9@vR4$mZ8^bN1&cW6*tY3(hJ5)fG0-dS-long-enough-key"}
+    result = run_cli("check", "--deploy", "--fail-level", "WARNING", env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout and "WARNING" not in result.stderr
+
+
+@pytest.mark.parametrize("behind_proxy, header", [
+    ("true", "('HTTP_X_FORWARDED_PROTO', 'https')"),
+    ("false", "None"),
+    (None, "None"),
+])
+def test_the_forwarded_proto_header_is_trusted_only_behind_a_proxy(behind_proxy, header):
+    env = {**os.environ, "DEBUG": "false", "SECRET_KEY": "k" * 60}
+    env.pop("MEMORYWEB_BEHIND_PROXY", None)
+    if behind_proxy is not None:
+        env["MEMORYWEB_BEHIND_PROXY"] = behind_proxy
+    code = "from django.conf import settings; print(settings.SECURE_PROXY_SSL_HEADER)"
+    result = run_cli("shell", "--no-imports", "-c", code, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == header
 
 
 def test_the_broker_check_passes_in_eager_mode(settings):
