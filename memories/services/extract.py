@@ -26,6 +26,7 @@ from memoryweb.errors import Conflict, NotFound
 from memoryweb.providers import llm as llm_provider
 from memoryweb.providers.embedders import get_embedder
 from memoryweb.providers.schemas import Extraction, ExtractedFact, ReconcileDecision
+from memoryweb.queue import enqueue
 from memories.attributes import canonical_attribute
 from memories.models import Episode, EpisodeStatus, EntityKind, Fact, Mention, MentionRole, Scope
 from memories.services.audit import audit_record
@@ -120,8 +121,6 @@ def episode_extract(*, episode_id: int) -> ExtractionOutcome:
 def episode_retry(*, scope: Scope, episode_public_id, actor: Principal | None) -> Episode:
     """Queue a failed episode again (also a pending one whose task was lost, or one stuck in
     processing past the stale limit). Audited."""
-    from memories.tasks import extract_episode
-
     episode = episode_get(scope=scope, episode_public_id=episode_public_id)
     stale = timezone.now() - timedelta(seconds=settings.MEMORYWEB_EXTRACT_STALE_SECONDS)
     retryable = Q(status__in=[EpisodeStatus.FAILED, EpisodeStatus.PENDING]) | Q(
@@ -136,7 +135,7 @@ def episode_retry(*, scope: Scope, episode_public_id, actor: Principal | None) -
             principal=actor, action="episode.retry", target_type="episode", target_id=episode.public_id, scope=scope,
             before=before, after={"status": EpisodeStatus.PENDING},
         )
-        transaction.on_commit(lambda: extract_episode.delay(episode.pk), robust=True)
+        enqueue("memories.extract_episode", episode.pk)
     episode.refresh_from_db()
     return episode
 
