@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 import httpx
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 from pydantic import ValidationError
@@ -113,9 +114,21 @@ def episode_extract(*, episode_id: int) -> ExtractionOutcome:
         return outcome
     except ValidationError as exc:
         return _fail(episode, f"The language model ({getattr(llm, 'name', '?')}) returned output that does not fit the schema: {exc}")
+    except SoftTimeLimitExceeded:
+        raise  # the task's time limit: the task marks the episode (episode_time_out)
     except Exception as exc:
         logger.exception("Extracting episode %s failed", episode.public_id)
         return _fail(episode, f"Extraction failed: {_describe(exc)}")
+
+
+def episode_time_out(*, episode_id: int) -> ExtractionOutcome:
+    """Mark an episode failed because its task ran past its soft time limit (the worker's signal
+    may have interrupted a query, so a broken connection is dropped first)."""
+    connection.close_if_unusable_or_obsolete()
+    episode = Episode.objects.get(pk=episode_id)
+    limit = settings.MEMORYWEB_EXTRACT_SOFT_TIME_LIMIT
+    return _fail(episode, f"Extraction took longer than its time limit ({limit} s, MEMORYWEB_EXTRACT_SOFT_TIME_LIMIT); "
+                          "retry it, or raise the limit for a slow model.")
 
 
 def episode_retry(*, scope: Scope, episode_public_id, actor: Principal | None) -> Episode:
