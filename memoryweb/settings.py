@@ -195,11 +195,25 @@ require_ascending(
     ("MEMORYWEB_EXTRACT_STALE_SECONDS", MEMORYWEB_EXTRACT_STALE_SECONDS),
 )
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_VISIBILITY_TIMEOUT}
+# Healing (retrieval/heal.py), every MEMORYWEB_HEAL_INTERVAL_SECONDS from Celery beat: episodes
+# pending longer than MEMORYWEB_HEAL_PENDING_SECONDS (their message was lost) are queued again.
+# A run not started within one interval expires, so a stopped worker does not pile them up.
+MEMORYWEB_HEAL_PENDING_SECONDS = env_int("MEMORYWEB_HEAL_PENDING_SECONDS", 5 * 60, minimum=1)
+MEMORYWEB_HEAL_INTERVAL_SECONDS = env_int("MEMORYWEB_HEAL_INTERVAL_SECONDS", 5 * 60, minimum=1)
+CELERY_BEAT_SCHEDULE = {
+    "heal": {
+        "task": "retrieval.heal",
+        "schedule": float(MEMORYWEB_HEAL_INTERVAL_SECONDS),
+        "options": {"expires": float(MEMORYWEB_HEAL_INTERVAL_SECONDS)},
+    },
+}
 # The limits reach the tasks as annotations (Celery sets them as task attributes), so the
 # ladder is written once, here.
 CELERY_TASK_ANNOTATIONS = {
     "memories.extract_episode": {"soft_time_limit": MEMORYWEB_EXTRACT_SOFT_TIME_LIMIT, "time_limit": MEMORYWEB_EXTRACT_TIME_LIMIT},
     "retrieval.index_scope": {"soft_time_limit": MEMORYWEB_INDEX_SOFT_TIME_LIMIT, "time_limit": MEMORYWEB_INDEX_TIME_LIMIT},
+    # Healing embeds missing entity vectors (a batch at most) and checks each scope's index.
+    "retrieval.heal": {"soft_time_limit": MEMORYWEB_INDEX_SOFT_TIME_LIMIT, "time_limit": MEMORYWEB_INDEX_TIME_LIMIT},
 }
 
 # Language model and embeddings.

@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from accounts.permissions import Principal
 from memoryweb.errors import InvalidInput, TooLarge
-from memoryweb.queue import enqueue
+from memoryweb import queue
 from memories.models import Episode, Scope, Session, Turn
 from memories.services.indexing import queue_index
 from memories.services.validation import clean_label as _clean_label
@@ -221,7 +221,7 @@ def _enqueue(episode_ids: list[int]) -> None:
     pending (re-queued by the healing task, or retryable) instead of failing a call whose data is
     already saved."""
     for pk in episode_ids:
-        enqueue("memories.extract_episode", pk)
+        queue.enqueue("memories.extract_episode", pk)
 
 
 def _result(rows: list[tuple[Episode, str | None, bool]], *, session_id: str | None) -> IngestResult:
