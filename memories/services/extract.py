@@ -141,7 +141,7 @@ def episode_retry(*, scope: Scope, episode_public_id, actor: Principal | None) -
     )
     with transaction.atomic():
         before = {"status": episode.status, "error": episode.error, "attempts": episode.attempts}
-        if Episode.objects.filter(retryable, pk=episode.pk).update(status=EpisodeStatus.PENDING, claim_id="") != 1:
+        if Episode.objects.filter(retryable, pk=episode.pk).update(status=EpisodeStatus.PENDING, claim_id="", claimed_at=timezone.now()) != 1:
             episode.refresh_from_db()
             raise Conflict(f"Episode {episode.public_id} is {episode.status}; only failed or pending episodes can be retried.")
         audit_record(
