@@ -123,7 +123,8 @@ class Episode(models.Model):
     error = models.TextField(blank=True)
     attempts = models.PositiveIntegerField(default=0)
     # Who holds the 'processing' claim: the Celery task id, so a redelivered message (same id,
-    # after its worker died) may take its own claim back; claimed_at lets a claim go stale.
+    # after its worker died) may take its own claim back; claimed_at lets a claim go stale. On a
+    # pending episode, claimed_at is when the healing task last queued it (memories/services/heal.py).
     claim_id = models.CharField(max_length=64, blank=True)
     claimed_at = models.DateTimeField(null=True, blank=True)
     processed_at = models.DateTimeField(null=True, blank=True)

@@ -4,8 +4,10 @@ import os
 import random
 import time
 
+from celery.exceptions import SoftTimeLimitExceeded
+
 from memoryweb.celery import app
-from memories.services.extract import TransientExtractionError, episode_claim, episode_extract
+from memories.services.extract import TransientExtractionError, episode_claim, episode_extract, episode_time_out
 
 MAX_RETRIES = 5
 
@@ -32,9 +34,12 @@ def extract_episode(self, episode_id: int) -> str:
     claim_id = self.request.id or f"local-{os.getpid()}"
     if not episode_claim(episode_id=episode_id, claim_id=claim_id):
         return "skipped"  # done already, or another live task holds it
-    _test_delay()
     try:
+        _test_delay()
         return episode_extract(episode_id=episode_id).status
+    except SoftTimeLimitExceeded:
+        # MEMORYWEB_EXTRACT_SOFT_TIME_LIMIT (settings: CELERY_TASK_ANNOTATIONS): never left 'processing'.
+        return episode_time_out(episode_id=episode_id).status
     except TransientExtractionError as exc:
         if self.request.is_eager:
             # In-process there is no queue to come back to later: the episode stays failed

@@ -59,3 +59,14 @@ def env_choice(name: str, default: str, choices: set[str]) -> str:
     if value not in choices:
         raise ImproperlyConfigured(f"{name} must be one of {', '.join(sorted(choices))}, not {value!r}.")
     return value
+
+
+def require_ascending(*values: tuple[str, int]) -> None:
+    """Raise ImproperlyConfigured unless the named values strictly increase, naming the first
+    pair out of order."""
+    for (low_name, low), (high_name, high) in zip(values, values[1:]):
+        if not low < high:
+            raise ImproperlyConfigured(
+                f"{low_name} ({low}) must be smaller than {high_name} ({high}); the time limits go "
+                f"{' < '.join(name for name, _ in values)}."
+            )

@@ -7,7 +7,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from memoryweb.env import env_bool, env_choice, env_float, env_int, env_list, env_str
+from memoryweb.env import env_bool, env_choice, env_float, env_int, env_list, env_str, require_ascending
 from memoryweb.secrets_file import write_secret_file
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -169,8 +169,54 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=1)}
 CELERY_TIMEZONE = TIME_ZONE
+# Time limits, each strictly smaller than the next, so every stage can trust the one before:
+# - a task's soft limit: it stops, and an extraction marks its episode failed with the reason
+#   (an indexing run keeps what it wrote and retries later);
+# - its hard limit: the worker kills it, leaving the episode 'processing';
+# - the stale-claim window: an episode claimed longer ago than this is presumed abandoned (no live
+#   task can still hold it, by the hard limit) and may be claimed again by any task, re-queued by
+#   the healing task or retried by a person;
+# - the broker's visibility timeout (Redis): a message a worker took but never acknowledged is
+#   handed to another worker, whose task then finds the claim stale rather than live.
+MEMORYWEB_EXTRACT_SOFT_TIME_LIMIT = env_int("MEMORYWEB_EXTRACT_SOFT_TIME_LIMIT", 5 * 60, minimum=1)
+MEMORYWEB_EXTRACT_TIME_LIMIT = env_int("MEMORYWEB_EXTRACT_TIME_LIMIT", 6 * 60, minimum=1)
+MEMORYWEB_INDEX_SOFT_TIME_LIMIT = env_int("MEMORYWEB_INDEX_SOFT_TIME_LIMIT", 10 * 60, minimum=1)
+MEMORYWEB_INDEX_TIME_LIMIT = env_int("MEMORYWEB_INDEX_TIME_LIMIT", 11 * 60, minimum=1)
+MEMORYWEB_EXTRACT_STALE_SECONDS = env_int("MEMORYWEB_EXTRACT_STALE_SECONDS", 15 * 60, minimum=1)
+CELERY_VISIBILITY_TIMEOUT = env_int("CELERY_VISIBILITY_TIMEOUT", 60 * 60, minimum=1)
+require_ascending(
+    ("MEMORYWEB_EXTRACT_SOFT_TIME_LIMIT", MEMORYWEB_EXTRACT_SOFT_TIME_LIMIT),
+    ("MEMORYWEB_EXTRACT_TIME_LIMIT", MEMORYWEB_EXTRACT_TIME_LIMIT),
+    ("MEMORYWEB_EXTRACT_STALE_SECONDS", MEMORYWEB_EXTRACT_STALE_SECONDS),
+    ("CELERY_VISIBILITY_TIMEOUT", CELERY_VISIBILITY_TIMEOUT),
+)
+require_ascending(
+    ("MEMORYWEB_INDEX_SOFT_TIME_LIMIT", MEMORYWEB_INDEX_SOFT_TIME_LIMIT),
+    ("MEMORYWEB_INDEX_TIME_LIMIT", MEMORYWEB_INDEX_TIME_LIMIT),
+    ("MEMORYWEB_EXTRACT_STALE_SECONDS", MEMORYWEB_EXTRACT_STALE_SECONDS),
+)
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_VISIBILITY_TIMEOUT}
+# Healing (retrieval/heal.py), every MEMORYWEB_HEAL_INTERVAL_SECONDS from Celery beat: episodes
+# pending longer than MEMORYWEB_HEAL_PENDING_SECONDS (their message was lost) are queued again.
+# A run not started within one interval expires, so a stopped worker does not pile them up.
+MEMORYWEB_HEAL_PENDING_SECONDS = env_int("MEMORYWEB_HEAL_PENDING_SECONDS", 5 * 60, minimum=1)
+MEMORYWEB_HEAL_INTERVAL_SECONDS = env_int("MEMORYWEB_HEAL_INTERVAL_SECONDS", 5 * 60, minimum=1)
+CELERY_BEAT_SCHEDULE = {
+    "heal": {
+        "task": "retrieval.heal",
+        "schedule": float(MEMORYWEB_HEAL_INTERVAL_SECONDS),
+        "options": {"expires": float(MEMORYWEB_HEAL_INTERVAL_SECONDS)},
+    },
+}
+# The limits reach the tasks as annotations (Celery sets them as task attributes), so the
+# ladder is written once, here.
+CELERY_TASK_ANNOTATIONS = {
+    "memories.extract_episode": {"soft_time_limit": MEMORYWEB_EXTRACT_SOFT_TIME_LIMIT, "time_limit": MEMORYWEB_EXTRACT_TIME_LIMIT},
+    "retrieval.index_scope": {"soft_time_limit": MEMORYWEB_INDEX_SOFT_TIME_LIMIT, "time_limit": MEMORYWEB_INDEX_TIME_LIMIT},
+    # Healing embeds missing entity vectors (a batch at most) and checks each scope's index.
+    "retrieval.heal": {"soft_time_limit": MEMORYWEB_INDEX_SOFT_TIME_LIMIT, "time_limit": MEMORYWEB_INDEX_TIME_LIMIT},
+}
 
 # Language model and embeddings.
 LLM_PROVIDER = env_choice("LLM_PROVIDER", "auto", {"auto", "ollama", "openai", "offline"})
@@ -206,9 +252,6 @@ RETRIEVAL_CONCURRENT_THREADS = env_int("RETRIEVAL_CONCURRENT_THREADS", 6, minimu
 
 # Limits.
 MEMORYWEB_MAX_TEXT_BYTES = env_int("MEMORYWEB_MAX_TEXT_BYTES", 32 * 1024, minimum=1)
-# An episode claimed for extraction longer ago than this is presumed abandoned (its worker died
-# and its message was lost) and may be claimed again by any task or retried by a person.
-MEMORYWEB_EXTRACT_STALE_SECONDS = env_int("MEMORYWEB_EXTRACT_STALE_SECONDS", 15 * 60, minimum=1)
 # The local CLI acts as this user (default: the first admin) and is audited as such.
 MEMORYWEB_CLI_USER = env_str("MEMORYWEB_CLI_USER")
 

@@ -6,9 +6,9 @@ Works in a throwaway scope that is deleted afterwards. Two figures:
   anything, which is what a caller waits for when a broker takes the rest; and indexed turns/s,
   the same plus the search index catching up (BM25 documents for each turn and its windows,
   embedded in batches by the embedder in force), which is what a caller waits for in-process;
-- episodes/s: the extraction task run in-process on the first episodes, with the offline
-  extractor whatever LLM_PROVIDER says: rules, entity resolution, reconciliation and the
-  facts' embeddings.
+- episodes/s: extraction (claim, then extract, as the task does) run in-process on the first
+  episodes, with the offline extractor whatever LLM_PROVIDER says: rules, entity resolution,
+  reconciliation and the facts' embeddings.
 Model loading is timed apart (it happens once per process).
 """
 
@@ -25,8 +25,8 @@ from accounts.permissions import Principal
 from memoryweb.providers.embedders import get_embedder
 from memories.models import Episode, EpisodeStatus, Fact, Scope
 from memories.scopes import scope_create
+from memories.services.extract import episode_claim, episode_extract
 from memories.services.ingest import ingest_session
-from memories.tasks import extract_episode
 from retrieval.indexing import index_pending
 
 _PEOPLE = ["ankesh", "maria", "li", "tom", "aisha", "jonas", "priya", "omar", "sofia", "ken"]
@@ -128,7 +128,9 @@ def bench_ingest(*, principal: Principal, turns: int = 1000, episodes: int = 200
         with override_settings(LLM_PROVIDER="offline"):
             started = time.perf_counter()
             for pk in pending:
-                extract_episode.apply(args=[pk])
+                # What the extraction task does in-process: claim, then extract (no retries here).
+                if episode_claim(episode_id=pk, claim_id="bench"):
+                    episode_extract(episode_id=pk)
             episode_seconds = time.perf_counter() - started
         failed = Episode.objects.in_scope(scope).filter(pk__in=pending, status=EpisodeStatus.FAILED).count()
         facts = Fact.objects.in_scope(scope).count()

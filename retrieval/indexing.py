@@ -98,6 +98,17 @@ def _pending(*, scope: Scope, model: str) -> bool | None:
         return bool(cursor.fetchone()[0])
 
 
+def index_behind(*, scope: Scope, model: str) -> bool:
+    """Whether the scope has rows its index has not caught up with (or no index yet while it has
+    rows), cheaply: the watermark check, not the full sweep. Rows committed out of id order are
+    not seen here; the next index run's full sweep finds them."""
+    pending = _pending(scope=scope, model=model)
+    if pending is not None:
+        return pending
+    return (Fact.objects.in_scope(scope).exists() or Turn.objects.in_scope(scope).exists()
+            or Episode.objects.in_scope(scope).filter(turn__isnull=True).exists())
+
+
 @contextmanager
 def _scope_lock(scope: Scope):
     """Serialise indexers of one scope (term counters are read-modify-write); other scopes go on."""

@@ -2,6 +2,7 @@
 
 from memoryweb.celery import app
 from memories.models import Scope
+from retrieval.heal import heal as heal_all
 from retrieval.indexing import index_pending
 
 
@@ -19,3 +20,9 @@ def index_scope(self, scope_id: int) -> int:
         if self.request.is_eager:
             raise  # in-process there is no queue to come back to; the next recall catches up
         raise self.retry(exc=exc) from exc
+
+
+@app.task(name="retrieval.heal")
+def heal() -> dict[str, int]:
+    """Celery beat's periodic healing (CELERY_BEAT_SCHEDULE): queue again what was lost."""
+    return heal_all().as_dict()

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 import httpx
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 from pydantic import ValidationError
@@ -27,6 +28,7 @@ from memoryweb.errors import Conflict, NotFound
 from memoryweb.providers import llm as llm_provider
 from memoryweb.providers.embedders import get_embedder
 from memoryweb.providers.schemas import Extraction, ExtractedFact, ReconcileDecision
+from memoryweb.queue import enqueue
 from memories.attributes import canonical_attribute
 from memories.models import EmbeddingTarget, Episode, EpisodeStatus, EntityKind, Fact, Mention, MentionRole, Scope
 from memories.services.reconcile import FactChange, NewFact, active_candidates, fact_reconcile, same_value
@@ -111,16 +113,26 @@ def episode_extract(*, episode_id: int) -> ExtractionOutcome:
         return outcome
     except ValidationError as exc:
         return _fail(episode, f"The language model ({getattr(llm, 'name', '?')}) returned output that does not fit the schema: {exc}")
+    except SoftTimeLimitExceeded:
+        raise  # the task's time limit: the task marks the episode (episode_time_out)
     except Exception as exc:
         logger.exception("Extracting episode %s failed", episode.public_id)
         return _fail(episode, f"Extraction failed: {_describe(exc)}")
 
 
+def episode_time_out(*, episode_id: int) -> ExtractionOutcome:
+    """Mark an episode failed because its task ran past its soft time limit (the worker's signal
+    may have interrupted a query, so a broken connection is dropped first)."""
+    connection.close_if_unusable_or_obsolete()
+    episode = Episode.objects.get(pk=episode_id)
+    limit = settings.MEMORYWEB_EXTRACT_SOFT_TIME_LIMIT
+    return _fail(episode, f"Extraction took longer than its time limit ({limit} s, MEMORYWEB_EXTRACT_SOFT_TIME_LIMIT); "
+                          "retry it, or raise the limit for a slow model.")
+
+
 def episode_retry(*, scope: Scope, episode_public_id, actor: Principal | None) -> Episode:
     """Queue a failed episode again (also a pending one whose task was lost, or one stuck in
     processing past the stale limit). Audited."""
-    from memories.tasks import extract_episode
-
     episode = episode_get(scope=scope, episode_public_id=episode_public_id)
     stale = timezone.now() - timedelta(seconds=settings.MEMORYWEB_EXTRACT_STALE_SECONDS)
     retryable = Q(status__in=[EpisodeStatus.FAILED, EpisodeStatus.PENDING]) | Q(
@@ -128,14 +140,14 @@ def episode_retry(*, scope: Scope, episode_public_id, actor: Principal | None) -
     )
     with transaction.atomic():
         before = {"status": episode.status, "error": episode.error, "attempts": episode.attempts}
-        if Episode.objects.filter(retryable, pk=episode.pk).update(status=EpisodeStatus.PENDING, claim_id="") != 1:
+        if Episode.objects.filter(retryable, pk=episode.pk).update(status=EpisodeStatus.PENDING, claim_id="", claimed_at=timezone.now()) != 1:
             episode.refresh_from_db()
             raise Conflict(f"Episode {episode.public_id} is {episode.status}; only failed or pending episodes can be retried.")
         audit_record(
             principal=actor, action="episode.retry", target_type="episode", target_id=episode.public_id, scope=scope,
             before=before, after={"status": EpisodeStatus.PENDING},
         )
-        transaction.on_commit(lambda: extract_episode.delay(episode.pk), robust=True)
+        enqueue("memories.extract_episode", episode.pk)
     episode.refresh_from_db()
     return episode
 

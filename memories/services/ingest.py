@@ -14,7 +14,6 @@ import logging
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
-from functools import partial
 
 from django.conf import settings
 from django.db import transaction
@@ -23,6 +22,7 @@ from django.utils import timezone
 
 from accounts.permissions import Principal
 from memoryweb.errors import InvalidInput, TooLarge
+from memoryweb import queue
 from memories.models import Episode, Scope, Session, Turn
 from memories.services.indexing import queue_index
 from memories.services.validation import clean_label as _clean_label
@@ -217,12 +217,11 @@ def _next_position(session: Session) -> int:
 
 
 def _enqueue(episode_ids: list[int]) -> None:
-    """Queue extraction once the raw rows are committed. `robust`: a broker that is down leaves
-    the episode pending (and retryable) instead of failing a call whose data is already saved."""
-    from memories.tasks import extract_episode
-
+    """Queue extraction once the raw rows are committed. A broker that is down leaves the episode
+    pending (re-queued by the healing task, or retryable) instead of failing a call whose data is
+    already saved."""
     for pk in episode_ids:
-        transaction.on_commit(partial(extract_episode.delay, pk), robust=True)
+        queue.enqueue("memories.extract_episode", pk)
 
 
 def _result(rows: list[tuple[Episode, str | None, bool]], *, session_id: str | None) -> IngestResult:

@@ -13,7 +13,14 @@ from tests.integration.workers import flush_redis, start_worker, stop_worker, wa
 
 # Redis hands an unacknowledged message to another worker only after the visibility timeout.
 VISIBILITY_TIMEOUT = 5
-WORKER_ENV = {"CELERY_VISIBILITY_TIMEOUT": str(VISIBILITY_TIMEOUT), "LLM_PROVIDER": "offline", "EMBEDDER": "hash"}
+# The settings refuse a visibility timeout not above the stale-claim window and the time limits
+# (the solo pool of these workers does not enforce time limits, so the doomed task sleeps on).
+WORKER_ENV = {
+    "CELERY_VISIBILITY_TIMEOUT": str(VISIBILITY_TIMEOUT), "MEMORYWEB_EXTRACT_STALE_SECONDS": "4",
+    "MEMORYWEB_EXTRACT_SOFT_TIME_LIMIT": "2", "MEMORYWEB_EXTRACT_TIME_LIMIT": "3",
+    "MEMORYWEB_INDEX_SOFT_TIME_LIMIT": "2", "MEMORYWEB_INDEX_TIME_LIMIT": "3",
+    "LLM_PROVIDER": "offline", "EMBEDDER": "hash",
+}
 
 
 def _status(pk: int) -> str:

@@ -19,9 +19,12 @@ def worker_env(redis_url: str, database_name: str | None = None, **extra) -> dic
     return env
 
 
-def start_worker(redis_url: str, *, database_name: str | None = None, queue_name: str = "celery", **extra) -> subprocess.Popen:
+def start_worker(redis_url: str, *, database_name: str | None = None, queue_name: str = "celery", pool: str = "solo",
+                 **extra) -> subprocess.Popen:
+    """`pool`: solo runs tasks in the worker process itself; prefork (Celery's default, one child
+    here) is the one that enforces time limits."""
     command = [
-        sys.executable, "-m", "celery", "-A", "memoryweb", "worker", "--pool", "solo", "--concurrency", "1",
+        sys.executable, "-m", "celery", "-A", "memoryweb", "worker", "--pool", pool, "--concurrency", "1",
         "--without-gossip", "--without-mingle", "--without-heartbeat", "-Q", queue_name, "--loglevel", "INFO",
     ]
     return subprocess.Popen(

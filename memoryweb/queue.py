@@ -1,0 +1,54 @@
+"""The one place background work is sent: by task name, so services never import task modules.
+
+Task modules are doors (above every service layer); a service that imported one would import
+upwards. So services say *which* work they want (`enqueue("memories.extract_episode", pk)`)
+and this module finds the registered task by name.
+
+Why the registered task and not `app.send_task(name)`: `send_task` always publishes to the
+broker and ignores `task_always_eager`, so without a broker (the embedded default) the message
+would go to the in-memory transport and never run. A registered task's `apply_async` honours
+eager mode (runs in-process) and with a broker sends the message by its name. Tasks are
+registered by Celery's own autodiscovery of each installed app's `tasks` module, forced here on
+the first look-up of a name that is not registered yet (a web or CLI process never starts a
+worker, which is when Celery would otherwise discover them). Autodiscovery imports by name at
+run time, so this module imports nothing above `memoryweb`.
+"""
+
+import logging
+from functools import partial
+
+from celery import Task
+from django.db import transaction
+
+from memoryweb.celery import app
+
+logger = logging.getLogger("memoryweb.queue")
+
+
+def enqueue(name: str, *args, on_commit: bool = True) -> None:
+    """Run the task `name` with `args` on a worker (in-process without a broker).
+
+    `on_commit`: send it once the current transaction commits (at once outside one), so the
+    worker finds the rows it is about to read. Either way the call is robust: a broker that is
+    down (or, in-process, a task that fails) is logged and does not fail a caller whose data is
+    saved already; the healing task (`retrieval.heal`) re-queues what was lost."""
+    send = partial(registered_task(name).apply_async, args)
+    if on_commit:
+        transaction.on_commit(send, robust=True)
+        return
+    try:
+        send()
+    except Exception:
+        logger.exception("Could not queue %s%r", name, args)
+
+
+def registered_task(name: str) -> Task:
+    """The task registered under `name`; an unknown name is a programming error, raised at once
+    rather than a message that no worker will ever run."""
+    task = app.tasks.get(name)
+    if task is None:
+        app.autodiscover_tasks(force=True)
+        task = app.tasks.get(name)
+    if task is None:
+        raise LookupError(f"No Celery task is registered as {name!r}.")
+    return task
