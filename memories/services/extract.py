@@ -23,10 +23,12 @@ from pydantic import ValidationError
 
 from accounts.permissions import Principal
 from memoryweb.errors import Conflict, NotFound
-from memoryweb.providers import llm as llm_provider
 from memoryweb.providers.embedders import get_embedder
-from memoryweb.providers.schemas import Extraction, ExtractedFact, ReconcileDecision
-from memories.attributes import canonical_attribute
+from memoryweb.providers.llm import LLMError
+from memories.extraction import extractors
+from memories.extraction.extractors import Extractor
+from memories.extraction.schemas import ExtractedFact, Extraction, ReconcileDecision
+from memories.extraction.vocabulary import canonical_attribute
 from memories.models import Episode, EpisodeStatus, EntityKind, Fact, Mention, MentionRole, Scope
 from memories.services.audit import audit_record
 from memories.services.reconcile import FactChange, NewFact, active_candidates, fact_reconcile, same_value
@@ -98,20 +100,20 @@ def episode_extract(*, episode_id: int) -> ExtractionOutcome:
     episode = Episode.objects.select_related("scope", "author").get(pk=episode_id)
     if episode.status == EpisodeStatus.DONE:
         return ExtractionOutcome(episode.public_id, episode.status)
-    llm = None
+    extractor = None
     try:
-        llm = llm_provider.get_llm()
-        return _extract(episode, llm)
+        extractor = extractors.extractor_get()
+        return _extract(episode, extractor)
     except TRANSIENT_ERRORS as exc:
         outcome = _fail(episode, f"Temporary failure: {_describe(exc)}")
         raise TransientExtractionError(outcome.error) from exc
-    except llm_provider.LLMError as exc:
-        outcome = _fail(episode, f"The language model ({getattr(llm, 'name', settings.LLM_PROVIDER)}) failed: {exc}")
-        if getattr(exc, "retryable", False):
+    except LLMError as exc:
+        outcome = _fail(episode, f"The language model ({getattr(extractor, 'name', settings.LLM_PROVIDER)}) failed: {exc}")
+        if exc.retryable:
             raise TransientExtractionError(outcome.error) from exc
         return outcome
     except ValidationError as exc:
-        return _fail(episode, f"The language model ({getattr(llm, 'name', '?')}) returned output that does not fit the schema: {exc}")
+        return _fail(episode, f"The language model ({getattr(extractor, 'name', '?')}) returned output that does not fit the schema: {exc}")
     except Exception as exc:
         logger.exception("Extracting episode %s failed", episode.public_id)
         return _fail(episode, f"Extraction failed: {_describe(exc)}")
@@ -148,10 +150,10 @@ def speaker_name(episode: Episode) -> str:
     return episode.author.username if episode.author_id else _UNKNOWN_SPEAKER
 
 
-def _extract(episode: Episode, llm) -> ExtractionOutcome:
+def _extract(episode: Episode, extractor: Extractor) -> ExtractionOutcome:
     scope = episode.scope
     speaker = speaker_name(episode)
-    extraction = llm.extract(text=episode.text, speaker=speaker, occurred_at=episode.occurred_at)
+    extraction = extractor.extract(text=episode.text, speaker=speaker, occurred_at=episode.occurred_at)
     if not isinstance(extraction, Extraction):
         extraction = Extraction.model_validate(extraction)
     default_from = _not_after(extraction.occurred_at, episode.occurred_at) or episode.occurred_at
@@ -164,7 +166,7 @@ def _extract(episode: Episode, llm) -> ExtractionOutcome:
     texts = names + [f.sentence for f in extraction.facts]
     vectors = Vectors(texts, embedder=embedder)
 
-    answers = {} if getattr(llm, "is_offline", True) else _model_answers(llm, scope, speaker, vectors, extraction.facts)
+    answers = {} if extractor.is_offline else _model_answers(extractor, scope, speaker, vectors, extraction.facts)
 
     with transaction.atomic():
         locked = Episode.objects.select_for_update().get(pk=episode.pk)
@@ -233,7 +235,7 @@ def _resolved(extracted: ExtractedFact, *, resolver: Resolver, default_from: dat
     )
 
 
-def _model_answers(llm, scope: Scope, speaker: str, vectors: Vectors, facts: list[ExtractedFact]) -> dict[int, ReconcileDecision]:
+def _model_answers(extractor: Extractor, scope: Scope, speaker: str, vectors: Vectors, facts: list[ExtractedFact]) -> dict[int, ReconcileDecision]:
     """Ask the model about each fact that meets active facts, before the transaction (slow).
     Its answers are checked against the facts as they stand inside the transaction."""
     answers = {}
@@ -250,11 +252,11 @@ def _model_answers(llm, scope: Scope, speaker: str, vectors: Vectors, facts: lis
         if not extracted.negated and any(same_value(c, probe) for c in candidates):
             continue  # the rules know this one: NOOP
         try:
-            answers[index] = llm.decide(
+            answers[index] = extractor.decide(
                 fact=extracted,
                 candidates=[{"id": str(c.public_id), "attribute": c.attribute, "value": c.value, "sentence": c.sentence} for c in candidates],
             )
-        except llm_provider.LLMError as exc:
+        except LLMError as exc:
             logger.warning("The model could not decide on %r (%s); the rules decide", extracted.sentence, exc)
     return answers
 

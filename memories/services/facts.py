@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from accounts.permissions import Principal
 from memoryweb.errors import Conflict, InvalidInput, NotFound
-from memories.attributes import canonical_attribute, is_single_valued
+from memories.extraction.vocabulary import canonical_attribute, is_single_valued
 from memories.models import Entity, Episode, Fact, FactStatus, Provenance, Scope
 from memories.normalize import normalize_value
 from memories.services.audit import audit_record

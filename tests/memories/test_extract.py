@@ -9,7 +9,7 @@ from django.db import OperationalError, connection
 
 from memoryweb.errors import Conflict, NotFound
 from memoryweb.providers.llm import LLMError
-from memoryweb.providers.schemas import ExtractedFact, Extraction, ReconcileDecision
+from memories.extraction.schemas import ExtractedFact, Extraction, ReconcileDecision
 from memories.models import AuditEvent, Episode, EpisodeStatus, Fact, Mention, Turn
 from memories.services.extract import TransientExtractionError, episode_claim, episode_extract, episode_retry
 from memories.services.ingest import ingest_session, remember
