@@ -60,6 +60,7 @@ class ExtractionOutcome:
     status: str
     error: str = ""
     changes: list[FactChange] = field(default_factory=list)
+    facts_dropped: int = 0  # beyond MEMORYWEB_EXTRACT_MAX_FACTS, not stored
 
     @property
     def facts(self) -> list[Fact]:
@@ -156,6 +157,7 @@ def _extract(episode: Episode, extractor: Extractor) -> ExtractionOutcome:
     extraction = extractor.extract(text=episode.text, speaker=speaker, occurred_at=episode.occurred_at)
     if not isinstance(extraction, Extraction):
         extraction = Extraction.model_validate(extraction)
+    extraction, dropped = _capped(extraction, episode=episode)
     default_from = _not_after(extraction.occurred_at, episode.occurred_at) or episode.occurred_at
 
     # One model pass for every name and sentence this episode needs, and its own text if missing.
@@ -195,13 +197,25 @@ def _extract(episode: Episode, extractor: Extractor) -> ExtractionOutcome:
         )
         Episode.objects.filter(pk=episode.pk).update(
             status=EpisodeStatus.DONE, error="", claim_id="", processed_at=timezone.now(),
-            importance=extraction.importance, location=(extraction.location or "")[:200],
+            importance=extraction.importance, location=(extraction.location or "")[:200], facts_dropped=dropped,
         )
 
     _store_vectors(episode, vectors, resolver)
     if changes:
         queue_index(episode.scope)  # new and superseded facts become searchable
-    return ExtractionOutcome(episode.public_id, EpisodeStatus.DONE, changes=changes)
+    return ExtractionOutcome(episode.public_id, EpisodeStatus.DONE, changes=changes, facts_dropped=dropped)
+
+
+def _capped(extraction: Extraction, *, episode: Episode) -> tuple[Extraction, int]:
+    """At most MEMORYWEB_EXTRACT_MAX_FACTS facts, in the order given, and how many were dropped.
+    Cut before anything is embedded or resolved, so a runaway reply costs nothing downstream."""
+    limit = settings.MEMORYWEB_EXTRACT_MAX_FACTS
+    dropped = max(0, len(extraction.facts) - limit)
+    if not dropped:
+        return extraction, 0
+    logger.warning("Episode %s: kept the first %d of %d extracted facts, dropped %d", episode.public_id, limit,
+                   len(extraction.facts), dropped)
+    return extraction.model_copy(update={"facts": extraction.facts[:limit]}), dropped
 
 
 def _not_after(moment: datetime | None, limit: datetime) -> datetime | None:
