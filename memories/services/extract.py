@@ -23,7 +23,8 @@ from pydantic import ValidationError
 
 from accounts.permissions import Principal
 from memoryweb.errors import Conflict, NotFound
-from memoryweb.providers.embedders import get_embedder
+from memoryweb.providers.embedders import EmbedderError, get_embedder
+from memoryweb.providers.failures import ModelError
 from memoryweb.providers.llm import LLMError
 from memories.extraction import extractors
 from memories.extraction.extractors import Extractor
@@ -39,9 +40,10 @@ from retrieval.models import EmbeddingTarget
 
 logger = logging.getLogger("memoryweb.extract")
 
-# Worth retrying later, with backoff: the database or a remote embedder was briefly unreachable,
-# two workers deadlocked, or the model timed out or was unreachable (LLMError.retryable). Invalid
-# model output is not: its client retried already, so the episode fails and waits for a person.
+# Worth retrying later, with backoff: the database was briefly unreachable, two workers
+# deadlocked, or a remote model or embedder timed out, was unreachable, rate-limited us or had a
+# server error (LLMError / EmbedderError with `retryable`). Invalid model output is not: its client
+# re-asked already, so the episode fails and waits for a person; nor are other 4xx answers.
 TRANSIENT_ERRORS: tuple[type[Exception], ...] = (OperationalError, InterfaceError, ConnectionError, TimeoutError, httpx.TransportError)
 
 
@@ -108,8 +110,12 @@ def episode_extract(*, episode_id: int) -> ExtractionOutcome:
     except TRANSIENT_ERRORS as exc:
         outcome = _fail(episode, f"Temporary failure: {_describe(exc)}")
         raise TransientExtractionError(outcome.error) from exc
-    except LLMError as exc:
-        outcome = _fail(episode, f"The language model ({getattr(extractor, 'name', settings.LLM_PROVIDER)}) failed: {exc}")
+    except ModelError as exc:
+        if isinstance(exc, EmbedderError):
+            what = f"The embedder ({settings.EMBEDDER})"
+        else:
+            what = f"The language model ({getattr(extractor, 'name', settings.LLM_PROVIDER)})"
+        outcome = _fail(episode, f"{what} failed: {exc}")
         if exc.retryable:
             raise TransientExtractionError(outcome.error) from exc
         return outcome

@@ -32,19 +32,17 @@ import httpx
 from django.conf import settings
 from pydantic import BaseModel, ValidationError
 
+from memoryweb.providers.failures import ModelError, ollama_failure, openai_failure
+
 T = TypeVar("T", bound=BaseModel)
 
 
-class LLMError(Exception):
+class LLMError(ModelError):
     """The language model could not give a usable answer. The message says why, in one sentence.
 
     `retryable` is True for timeouts, unreachable servers, rate limits and server errors (worth
     trying again later), False for invalid output after every attempt, refused requests and
     configuration mistakes."""
-
-    def __init__(self, message: str, *, retryable: bool = False):
-        super().__init__(message)
-        self.retryable = retryable
 
 
 # What else a reply must satisfy, beyond its schema: None when it does, else the reason (shown
@@ -193,18 +191,13 @@ class OllamaLLM(_RemoteLLM):
         self._client = ollama.Client(host=url, timeout=timeout)
 
     def _chat(self, messages: list[dict], schema: dict) -> str:
-        import ollama
-
         try:
             response = self._client.chat(model=self.model, messages=messages, format=schema, options={"temperature": 0})
-        except httpx.TimeoutException:
-            raise LLMError(f"{self.name} at {self.url} timed out after {self.timeout:g} s", retryable=True) from None
-        except (ConnectionError, httpx.TransportError) as exc:
-            raise LLMError(f"{self.name}: Ollama at {self.url} is unreachable ({_short(exc)})", retryable=True) from None
-        except ollama.ResponseError as exc:
-            code = exc.status_code
-            message = f"{self.name}: Ollama at {self.url} answered HTTP {code}: {_short(exc.error)}"
-            raise LLMError(message, retryable=code >= 500 or code == 429) from None
+        except Exception as exc:
+            failure = ollama_failure(exc, who=self.name, url=self.url, timeout=self.timeout)
+            if failure is None:
+                raise
+            raise LLMError(failure[0], retryable=failure[1]) from None
         return response.message.content or ""
 
 
@@ -221,20 +214,14 @@ class OpenAILLM(_RemoteLLM):
         self._client = openai.OpenAI(api_key=api_key or "unset", base_url=base_url or None, timeout=timeout, max_retries=0)
 
     def _chat(self, messages: list[dict], schema: dict) -> str:
-        import openai
-
         try:
             # No temperature: reasoning models reject anything but the default.
             response = self._client.chat.completions.create(model=self.model, messages=messages, response_format={"type": "json_object"})
-        except openai.APITimeoutError:
-            raise LLMError(f"{self.name} at {self.base_url} timed out after {self.timeout:g} s", retryable=True) from None
-        except openai.APIConnectionError as exc:
-            raise LLMError(f"{self.name}: {self.base_url} is unreachable ({_short(exc)})", retryable=True) from None
-        except openai.APIStatusError as exc:
-            code = exc.status_code
-            detail = re.sub(r"^Error code: \d+ - ", "", str(exc.message))
-            message = f"{self.name}: {self.base_url} answered HTTP {code}: {_short(detail)}"
-            raise LLMError(message, retryable=code >= 500 or code == 429) from None
+        except Exception as exc:
+            failure = openai_failure(exc, who=self.name, url=self.base_url, timeout=self.timeout)
+            if failure is None:
+                raise
+            raise LLMError(failure[0], retryable=failure[1]) from None
         if not response.choices:
             return ""
         message = response.choices[0].message
@@ -268,11 +255,6 @@ def _validate(reply: str, schema: type[T]) -> T:
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or 'object'}: {err['msg']}" for err in exc.errors()[:5])
         raise _Invalid(f"JSON does not match the {schema.__name__} schema ({problems})") from None
-
-
-def _short(value) -> str:
-    text = " ".join(str(value).split())
-    return text[:200] + ("…" if len(text) > 200 else "")
 
 
 @functools.cache

@@ -94,3 +94,19 @@ def test_the_offline_client_has_no_model(settings):
     assert isinstance(llm, OfflineLLM) and llm.name == "offline" and llm.is_offline
     with pytest.raises(NotImplementedError):
         llm.complete_json(system="s", user="u", schema=Answer)
+
+
+def test_remote_embedders_report_transient_and_permanent_failures(replay_server, settings):
+    from memoryweb.providers.embedders import EmbedderError, OllamaEmbedder, OpenAIEmbedder
+
+    settings.OLLAMA_URL = f"http://127.0.0.1:{closed_port()}"
+    with pytest.raises(EmbedderError) as unreachable:
+        OllamaEmbedder()  # it probes its dimension on construction
+    assert unreachable.value.retryable is True and "is unreachable" in str(unreachable.value)
+
+    server = replay_server()  # it serves chats only: an embedding request is a 404, a permanent refusal
+    server.configure(settings, "ollama")
+    for build in (OllamaEmbedder, OpenAIEmbedder):
+        with pytest.raises(EmbedderError) as refused:
+            build()
+        assert refused.value.retryable is False and "answered HTTP 404" in str(refused.value)
