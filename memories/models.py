@@ -128,6 +128,9 @@ class Episode(models.Model):
     claim_id = models.CharField(max_length=64, blank=True)
     claimed_at = models.DateTimeField(null=True, blank=True)
     processed_at = models.DateTimeField(null=True, blank=True)
+    # Facts the model gave beyond MEMORYWEB_EXTRACT_MAX_FACTS in the last extraction, not stored:
+    # kept so a person can see that a text said more than was kept.
+    facts_dropped = models.PositiveIntegerField(default=0)
 
     objects = ScopedQuerySet.as_manager()
 

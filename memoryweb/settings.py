@@ -227,6 +227,9 @@ OPENAI_BASE_URL = env_str("OPENAI_BASE_URL")
 OPENAI_MODEL = env_str("OPENAI_MODEL", "gpt-4o-mini")
 LLM_TIMEOUT = env_float("LLM_TIMEOUT", 60.0)
 LLM_MAX_ATTEMPTS = env_int("LLM_MAX_ATTEMPTS", 3, minimum=1)
+# Facts accepted from one extraction; the rest are dropped and counted (Episode.facts_dropped), so
+# a runaway model reply cannot flood a scope.
+MEMORYWEB_EXTRACT_MAX_FACTS = env_int("MEMORYWEB_EXTRACT_MAX_FACTS", 50, minimum=1)
 EMBEDDER = env_choice("EMBEDDER", "local", {"local", "hash", "ollama", "openai"})
 EMBEDDING_MODEL = env_str("EMBEDDING_MODEL")  # empty: the embedder's default
 

@@ -23,7 +23,9 @@ candidate line `- id=… value='San Francisco'` in the request (None if there is
 
 The attempt is the number of assistant messages already in the conversation (a retry resends
 the conversation with the bad reply and the correction), so the server keeps no state and
-attempts beyond the list get the last response. The first entry whose `match` occurs wins. A
+attempts beyond the list get the last response. An entry with `"by_request": true` counts
+requests instead: the Nth request it matches gets the Nth response, whatever the conversation
+(a task retried later sends a fresh conversation: "503 now, an answer on the next try"). The first entry whose `match` occurs wins. A
 request nothing matches gets HTTP 500 naming the message, so a missing recording is obvious.
 Every request is kept in `server.requests` ({"path", "body"}) for assertions.
 
@@ -61,6 +63,8 @@ class ReplayServer:
         self.recordings = {"ollama": ollama or [], "openai": openai or []}
         self.answer_version = answer_version
         self.requests: list[dict] = []
+        self._matched: dict[int, int] = {}  # id(entry) → requests matched, for "by_request" entries
+        self._lock = threading.Lock()
         self._stop = threading.Event()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._httpd.daemon_threads = True
@@ -107,6 +111,10 @@ class ReplayServer:
         for entry in self.recordings[provider]:
             if entry["match"] in first_user:
                 responses = entry["responses"]
+                if entry.get("by_request"):
+                    with self._lock:
+                        attempt = self._matched.get(id(entry), 0)
+                        self._matched[id(entry)] = attempt + 1
                 return responses[min(attempt, len(responses) - 1)], first_user
         return None, first_user
 

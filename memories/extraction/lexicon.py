@@ -5,3 +5,5 @@
 FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "i'm", "i've", "i'd", "i'll"})
 # How a language model names the speaker when it does not use "I".
 SPEAKER_REFERENCES = FIRST_PERSON | frozenset({"user", "the user", "speaker", "the speaker"})
+# "We moved to Boston": both extractors take a first-person plural subject for the speaker.
+FIRST_PERSON_PLURAL = frozenset({"we", "us"})

@@ -25,11 +25,14 @@ from pydantic import ValidationError
 from accounts.audit import audit_record
 from accounts.permissions import Principal
 from memoryweb.errors import Conflict, NotFound
-from memoryweb.providers import llm as llm_provider
-from memoryweb.providers.embedders import get_embedder
-from memoryweb.providers.schemas import Extraction, ExtractedFact, ReconcileDecision
+from memoryweb.providers.embedders import EmbedderError, get_embedder
+from memoryweb.providers.failures import ModelError
+from memoryweb.providers.llm import LLMError
 from memoryweb.queue import enqueue
-from memories.attributes import canonical_attribute
+from memories.extraction import extractors
+from memories.extraction.extractors import Extractor
+from memories.extraction.schemas import ExtractedFact, Extraction, ReconcileDecision
+from memories.extraction.vocabulary import canonical_attribute
 from memories.models import EmbeddingTarget, Episode, EpisodeStatus, EntityKind, Fact, Mention, MentionRole, Scope
 from memories.services.reconcile import FactChange, NewFact, active_candidates, fact_reconcile, same_value
 from memories.services.resolve import Resolver
@@ -38,9 +41,10 @@ from memories.services.vectors import Vectors
 
 logger = logging.getLogger("memoryweb.extract")
 
-# Worth retrying later, with backoff: the database or a remote embedder was briefly unreachable,
-# two workers deadlocked, or the model timed out or was unreachable (LLMError.retryable). Invalid
-# model output is not: its client retried already, so the episode fails and waits for a person.
+# Worth retrying later, with backoff: the database was briefly unreachable, two workers
+# deadlocked, or a remote model or embedder timed out, was unreachable, rate-limited us or had a
+# server error (LLMError / EmbedderError with `retryable`). Invalid model output is not: its client
+# re-asked already, so the episode fails and waits for a person; nor are other 4xx answers.
 TRANSIENT_ERRORS: tuple[type[Exception], ...] = (OperationalError, InterfaceError, ConnectionError, TimeoutError, httpx.TransportError)
 
 
@@ -59,6 +63,7 @@ class ExtractionOutcome:
     status: str
     error: str = ""
     changes: list[FactChange] = field(default_factory=list)
+    facts_dropped: int = 0  # beyond MEMORYWEB_EXTRACT_MAX_FACTS, not stored
 
     @property
     def facts(self) -> list[Fact]:
@@ -99,20 +104,24 @@ def episode_extract(*, episode_id: int) -> ExtractionOutcome:
     episode = Episode.objects.select_related("scope", "author").get(pk=episode_id)
     if episode.status == EpisodeStatus.DONE:
         return ExtractionOutcome(episode.public_id, episode.status)
-    llm = None
+    extractor = None
     try:
-        llm = llm_provider.get_llm()
-        return _extract(episode, llm)
+        extractor = extractors.extractor_get()
+        return _extract(episode, extractor)
     except TRANSIENT_ERRORS as exc:
         outcome = _fail(episode, f"Temporary failure: {_describe(exc)}")
         raise TransientExtractionError(outcome.error) from exc
-    except llm_provider.LLMError as exc:
-        outcome = _fail(episode, f"The language model ({getattr(llm, 'name', settings.LLM_PROVIDER)}) failed: {exc}")
-        if getattr(exc, "retryable", False):
+    except ModelError as exc:
+        if isinstance(exc, EmbedderError):
+            what = f"The embedder ({settings.EMBEDDER})"
+        else:
+            what = f"The language model ({getattr(extractor, 'name', settings.LLM_PROVIDER)})"
+        outcome = _fail(episode, f"{what} failed: {exc}")
+        if exc.retryable:
             raise TransientExtractionError(outcome.error) from exc
         return outcome
     except ValidationError as exc:
-        return _fail(episode, f"The language model ({getattr(llm, 'name', '?')}) returned output that does not fit the schema: {exc}")
+        return _fail(episode, f"The language model ({getattr(extractor, 'name', '?')}) returned output that does not fit the schema: {exc}")
     except SoftTimeLimitExceeded:
         raise  # the task's time limit: the task marks the episode (episode_time_out)
     except Exception as exc:
@@ -159,12 +168,13 @@ def speaker_name(episode: Episode) -> str:
     return episode.author.username if episode.author_id else _UNKNOWN_SPEAKER
 
 
-def _extract(episode: Episode, llm) -> ExtractionOutcome:
+def _extract(episode: Episode, extractor: Extractor) -> ExtractionOutcome:
     scope = episode.scope
     speaker = speaker_name(episode)
-    extraction = llm.extract(text=episode.text, speaker=speaker, occurred_at=episode.occurred_at)
+    extraction = extractor.extract(text=episode.text, speaker=speaker, occurred_at=episode.occurred_at)
     if not isinstance(extraction, Extraction):
         extraction = Extraction.model_validate(extraction)
+    extraction, dropped = _capped(extraction, episode=episode)
     default_from = _not_after(extraction.occurred_at, episode.occurred_at) or episode.occurred_at
 
     # One model pass for every name and sentence this episode needs, and its own text if missing.
@@ -175,7 +185,7 @@ def _extract(episode: Episode, llm) -> ExtractionOutcome:
     texts = names + [f.sentence for f in extraction.facts]
     vectors = Vectors(texts, embedder=embedder)
 
-    answers = {} if getattr(llm, "is_offline", True) else _model_answers(llm, scope, speaker, vectors, extraction.facts)
+    answers = {} if extractor.is_offline else _model_answers(extractor, scope, speaker, vectors, extraction.facts)
 
     with transaction.atomic():
         locked = Episode.objects.select_for_update().get(pk=episode.pk)
@@ -204,13 +214,25 @@ def _extract(episode: Episode, llm) -> ExtractionOutcome:
         )
         Episode.objects.filter(pk=episode.pk).update(
             status=EpisodeStatus.DONE, error="", claim_id="", processed_at=timezone.now(),
-            importance=extraction.importance, location=(extraction.location or "")[:200],
+            importance=extraction.importance, location=(extraction.location or "")[:200], facts_dropped=dropped,
         )
 
     _store_vectors(episode, vectors, resolver)
     if changes:
         queue_index(episode.scope)  # new and superseded facts become searchable
-    return ExtractionOutcome(episode.public_id, EpisodeStatus.DONE, changes=changes)
+    return ExtractionOutcome(episode.public_id, EpisodeStatus.DONE, changes=changes, facts_dropped=dropped)
+
+
+def _capped(extraction: Extraction, *, episode: Episode) -> tuple[Extraction, int]:
+    """At most MEMORYWEB_EXTRACT_MAX_FACTS facts, in the order given, and how many were dropped.
+    Cut before anything is embedded or resolved, so a runaway reply costs nothing downstream."""
+    limit = settings.MEMORYWEB_EXTRACT_MAX_FACTS
+    dropped = max(0, len(extraction.facts) - limit)
+    if not dropped:
+        return extraction, 0
+    logger.warning("Episode %s: kept the first %d of %d extracted facts, dropped %d", episode.public_id, limit,
+                   len(extraction.facts), dropped)
+    return extraction.model_copy(update={"facts": extraction.facts[:limit]}), dropped
 
 
 def _not_after(moment: datetime | None, limit: datetime) -> datetime | None:
@@ -244,7 +266,7 @@ def _resolved(extracted: ExtractedFact, *, resolver: Resolver, default_from: dat
     )
 
 
-def _model_answers(llm, scope: Scope, speaker: str, vectors: Vectors, facts: list[ExtractedFact]) -> dict[int, ReconcileDecision]:
+def _model_answers(extractor: Extractor, scope: Scope, speaker: str, vectors: Vectors, facts: list[ExtractedFact]) -> dict[int, ReconcileDecision]:
     """Ask the model about each fact that meets active facts, before the transaction (slow).
     Its answers are checked against the facts as they stand inside the transaction."""
     answers = {}
@@ -261,11 +283,11 @@ def _model_answers(llm, scope: Scope, speaker: str, vectors: Vectors, facts: lis
         if not extracted.negated and any(same_value(c, probe) for c in candidates):
             continue  # the rules know this one: NOOP
         try:
-            answers[index] = llm.decide(
+            answers[index] = extractor.decide(
                 fact=extracted,
                 candidates=[{"id": str(c.public_id), "attribute": c.attribute, "value": c.value, "sentence": c.sentence} for c in candidates],
             )
-        except llm_provider.LLMError as exc:
+        except LLMError as exc:
             logger.warning("The model could not decide on %r (%s); the rules decide", extracted.sentence, exc)
     return answers
 

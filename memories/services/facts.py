@@ -17,7 +17,7 @@ from django.utils import timezone
 from accounts.audit import audit_record
 from accounts.permissions import Principal
 from memoryweb.errors import Conflict, InvalidInput, NotFound
-from memories.attributes import canonical_attribute, is_single_valued
+from memories.extraction.vocabulary import canonical_attribute, is_single_valued
 from memories.models import Entity, Episode, Fact, FactStatus, Provenance, Scope
 from memories.normalize import normalize_value
 from memories.services.reconcile import fact_end, lock_subject_attribute

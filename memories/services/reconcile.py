@@ -7,7 +7,7 @@ DELETE   retract: the matching active fact gets `valid_to` and status `retracted
 NOOP     the same value is active already (or this episode said it before).
 Nothing is ever deleted. With a language model, the model decides (its answer is checked
 against the candidates and overruled by the rules when it makes no sense); offline, the rules
-in `decide_by_rules` decide from the attribute (memories/attributes.py).
+in `decide_by_rules` decide from the attribute (memories/extraction/vocabulary.py).
 
 `fact_reconcile` runs inside the caller's transaction and serialises work on one
 (subject, attribute) with a transaction-level advisory lock plus row locks on the active facts,
@@ -20,10 +20,10 @@ from datetime import datetime
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 
-from memories.attributes import is_single_valued
+from memories.extraction.schemas import ReconcileDecision
+from memories.extraction.vocabulary import is_single_valued
 from memories.models import Entity, Episode, Fact, FactStatus, Provenance, Scope
 from memories.normalize import normalize_value
-from memoryweb.providers.schemas import ReconcileDecision
 
 ADD, UPDATE, DELETE, NOOP = "ADD", "UPDATE", "DELETE", "NOOP"
 
@@ -33,7 +33,7 @@ class NewFact:
     """An extracted fact with its names resolved to entities."""
 
     subject: Entity
-    attribute: str  # canonical (memories.attributes.canonical_attribute)
+    attribute: str  # canonical (memories.extraction.vocabulary.canonical_attribute)
     value: str
     sentence: str
     valid_from: datetime | None

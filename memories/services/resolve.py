@@ -24,6 +24,7 @@ from django.db.models import Q
 from django.db.models.functions import Length
 from pgvector.django import CosineDistance
 
+from memories.extraction.lexicon import SPEAKER_REFERENCES
 from memories.models import Embedding, EmbeddingTarget, Entity, EntityAlias, EntityKind, Scope
 from memories.normalize import normalize_name
 
@@ -33,9 +34,8 @@ TRIGRAM_THRESHOLD = 0.5
 # Cosine similarity of name embeddings above which two names are taken as one entity (DESIGN.md).
 EMBEDDING_THRESHOLD = 0.88
 
-FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "user", "the user", "speaker", "the speaker"})
 # Words that never identify an entity on their own, so containment must not match them.
-_GENERIC = FIRST_PERSON | frozenset({
+_GENERIC = SPEAKER_REFERENCES | frozenset({
     "we", "us", "our", "you", "your", "he", "him", "his", "she", "her", "they", "them", "their", "it", "its",
     "a", "an", "the", "this", "that", "my company", "the company", "work", "home", "the office",
 })
@@ -62,11 +62,11 @@ class Resolver:
 
     def means_speaker(self, name: str) -> bool:
         key = normalize_name(name)
-        return key in FIRST_PERSON or (bool(self.speaker) and key == normalize_name(self.speaker))
+        return key in SPEAKER_REFERENCES or (bool(self.speaker) and key == normalize_name(self.speaker))
 
     def find(self, name: str) -> Entity | None:
         """The existing entity `name` means, writing nothing (not even an alias)."""
-        if normalize_name(name) in FIRST_PERSON and self.speaker:
+        if normalize_name(name) in SPEAKER_REFERENCES and self.speaker:
             name = self.speaker
         found = entity_find(scope=self.scope, name=name, vector=self._vector(name), model=self._model())
         return found[0] if found else None
@@ -74,7 +74,7 @@ class Resolver:
     def resolve(self, name: str, *, kind: str = EntityKind.OTHER, create: bool = True) -> Resolution | None:
         name = " ".join(name.split())[:200]
         key = normalize_name(name) or name.casefold()
-        if key in FIRST_PERSON and self.speaker and normalize_name(self.speaker) not in FIRST_PERSON:
+        if key in SPEAKER_REFERENCES and self.speaker and normalize_name(self.speaker) not in SPEAKER_REFERENCES:
             return self.resolve(self.speaker, kind=EntityKind.PERSON, create=create)
         if self.speaker and key == normalize_name(self.speaker):
             kind = EntityKind.PERSON

@@ -6,7 +6,8 @@
 - `ollama` / `openai`: remote models through their official clients.
 
 Each embedder has a `name` that keys stored vectors (target, model name), so a new model can be
-filled in beside the old one.
+filled in beside the old one. A remote embedder that fails raises `EmbedderError`, `retryable`
+for timeouts, unreachable servers, 429 and 5xx (see `failures.py`).
 """
 
 import functools
@@ -19,7 +20,13 @@ from typing import Protocol
 
 from django.conf import settings
 
+from memoryweb.providers.failures import ModelError, ollama_failure, openai_failure
+
 BATCH_SIZE = 64
+
+
+class EmbedderError(ModelError):
+    """A remote embedder could not embed; the message says why."""
 
 
 class Embedder(Protocol):
@@ -92,7 +99,13 @@ class OllamaEmbedder:
     def embed(self, texts: list[str]) -> list[list[float]]:
         out: list[list[float]] = []
         for start in range(0, len(texts), BATCH_SIZE):
-            response = self._client.embed(model=self.model, input=texts[start : start + BATCH_SIZE])
+            try:
+                response = self._client.embed(model=self.model, input=texts[start : start + BATCH_SIZE])
+            except Exception as exc:
+                failure = ollama_failure(exc, who=self.name, url=settings.OLLAMA_URL, timeout=settings.LLM_TIMEOUT)
+                if failure is None:
+                    raise
+                raise EmbedderError(failure[0], retryable=failure[1]) from None
             out.extend(list(v) for v in response["embeddings"])
         return out
 
@@ -111,7 +124,14 @@ class OpenAIEmbedder:
     def embed(self, texts: list[str]) -> list[list[float]]:
         out: list[list[float]] = []
         for start in range(0, len(texts), BATCH_SIZE):
-            response = self._client.embeddings.create(model=self.model, input=texts[start : start + BATCH_SIZE])
+            try:
+                response = self._client.embeddings.create(model=self.model, input=texts[start : start + BATCH_SIZE])
+            except Exception as exc:
+                url = settings.OPENAI_BASE_URL or "https://api.openai.com/v1"
+                failure = openai_failure(exc, who=self.name, url=url, timeout=settings.LLM_TIMEOUT)
+                if failure is None:
+                    raise
+                raise EmbedderError(failure[0], retryable=failure[1]) from None
             out.extend(item.embedding for item in response.data)
         return out
 

@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memoryweb.providers.schemas import Extraction
+from memories.extraction.schemas import Extraction
 
 
 @pytest.fixture
@@ -16,7 +16,8 @@ def committed(django_capture_on_commit_callbacks):
 
 
 class ScriptedLLM:
-    """Stands in for memoryweb.providers.llm.get_llm() in failure-path unit tests.
+    """Stands in for the extractor in force (memories.extraction.extractors.extractor_get()) in
+    failure-path unit tests.
 
     `script` is a list of what successive extract() calls do: an Extraction (or dict) to return,
     or an exception to raise. `decisions` is the same for decide()."""
@@ -47,9 +48,9 @@ class ScriptedLLM:
 
 @pytest.fixture
 def scripted_llm(monkeypatch):
-    """Install a ScriptedLLM as the model in force (get_llm) and return it."""
+    """Install a ScriptedLLM as the extractor in force (extractor_get) and return it."""
     llm = ScriptedLLM()
-    monkeypatch.setattr("memoryweb.providers.llm.get_llm", lambda: llm)
+    monkeypatch.setattr("memories.extraction.extractors.extractor_get", lambda: llm)
     return llm
 
 

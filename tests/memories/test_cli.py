@@ -85,7 +85,7 @@ def test_retry_requeues_a_failed_episode(cast, committed, monkeypatch):
         def extract(self, **kwargs):
             raise LLMError("no valid JSON after 3 attempts")
 
-    monkeypatch.setattr("memoryweb.providers.llm.get_llm", lambda: Broken())
+    monkeypatch.setattr("memories.extraction.extractors.extractor_get", lambda: Broken())
     store(committed, "I love chess", "--scope", "alpha", "--speaker", "ankesh", "--as", "owner")
     episode = Episode.objects.get()
     assert episode.status == EpisodeStatus.FAILED

@@ -9,8 +9,8 @@ from django.db import OperationalError, connection
 
 from memoryweb.errors import Conflict, NotFound
 from memoryweb.providers.llm import LLMError
-from memoryweb.providers.schemas import ExtractedFact, Extraction, ReconcileDecision
 from accounts.models import AuditEvent
+from memories.extraction.schemas import ExtractedFact, Extraction, ReconcileDecision
 from memories.models import Episode, EpisodeStatus, Fact, Mention, Turn
 from memories.services.extract import TransientExtractionError, episode_claim, episode_extract, episode_retry
 from memories.services.ingest import ingest_session, remember
@@ -225,3 +225,20 @@ def test_the_model_is_called_outside_any_transaction(cast, scripted_llm):
     result = remember(scope=cast.scope_a, text="I love football", speaker="ankesh", actor=None)
     assert result.episodes[0].status == EpisodeStatus.DONE
     assert seen == [False]
+
+
+def test_facts_beyond_the_cap_are_dropped_and_counted(cast, committed, scripted_llm, settings, caplog):
+    settings.MEMORYWEB_EXTRACT_MAX_FACTS = 3
+    scripted_llm.is_offline = False  # a model's reply, not the offline rules (which cap at 25 themselves)
+    scripted_llm.script = [Extraction(facts=[_likes(value) for value in ["chess", "tea", "golf", "jazz", "rain"]])]
+    with caplog.at_level("WARNING", logger="memoryweb.extract"):
+        episode = _store(cast, committed)
+    assert (episode.status, episode.facts_dropped) == (EpisodeStatus.DONE, 2)
+    assert sorted(Fact.objects.values_list("value", flat=True)) == ["chess", "golf", "tea"]  # the first three, as given
+    assert "kept the first 3 of 5 extracted facts, dropped 2" in caplog.text
+
+    Episode.objects.filter(pk=episode.pk).update(status=EpisodeStatus.PENDING)
+    scripted_llm.script = [Extraction(facts=[_likes("chess")])]
+    outcome = episode_extract(episode_id=episode.pk)
+    episode.refresh_from_db()
+    assert (outcome.facts_dropped, episode.facts_dropped) == (0, 0)  # the count is the last extraction's

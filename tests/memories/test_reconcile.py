@@ -3,10 +3,10 @@
 import pytest
 from django.db import IntegrityError, transaction
 
+from memories.extraction.schemas import ReconcileDecision
 from memories.models import Entity, Fact, FactStatus
 from memories.normalize import normalize_value
 from memories.services.reconcile import ADD, DELETE, NOOP, UPDATE, NewFact, fact_reconcile
-from memoryweb.providers.schemas import ReconcileDecision
 
 from .conftest import at
 
@@ -118,7 +118,7 @@ def test_an_old_value_the_history_already_holds_is_a_noop(cast, ankesh):
 
 
 def test_attribute_spellings_are_compared_as_one(cast, ankesh):
-    from memories.attributes import canonical_attribute
+    from memories.extraction.vocabulary import canonical_attribute
 
     _apply(cast, _fact(ankesh, canonical_attribute("job_title"), "engineer", at(2024, 1)))
     change = _apply(cast, _fact(ankesh, canonical_attribute("Role"), "senior engineer", at(2024, 5)))

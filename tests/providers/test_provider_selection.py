@@ -1,10 +1,15 @@
 """Which language model is in force: LLM_PROVIDER, `auto`, and the per-process cache."""
 
 import socket
-from datetime import UTC, datetime
+
+from pydantic import BaseModel
 
 from memoryweb.checks import check_llm
 from memoryweb.providers.llm import OfflineLLM, OllamaLLM, OpenAILLM, get_llm, resolved_provider
+
+
+class Extraction(BaseModel):  # the part of the recorded extraction replies this test reads
+    facts: list[dict]
 
 
 def closed_port_url() -> str:
@@ -29,8 +34,7 @@ def test_auto_chooses_ollama_when_it_answers(replay_server, settings):
     llm = get_llm()
     assert isinstance(llm, OllamaLLM) and llm.name == "ollama:llama3.1:8b" and not llm.is_offline
     assert check_llm().summary == f"auto: ollama at {server.url}, model llama3.1:8b"
-    extraction = llm.extract(text="I moved from San Francisco to New York", speaker="ankesh", occurred_at=datetime(2024, 1, 1, tzinfo=UTC))
-    assert extraction.facts[0].value == "New York"
+    assert llm.complete_json(system="Reply as JSON.", user="I moved from San Francisco to New York", schema=Extraction).facts
     assert server.chats("/api/chat")  # it really went to the server
 
 

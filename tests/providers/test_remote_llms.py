@@ -1,30 +1,21 @@
-"""The Ollama and OpenAI clients, through the real client libraries against the replay server."""
+"""The Ollama and OpenAI clients, through the real client libraries against the replay server:
+one generic call, `complete_json`, and how server failures are reported."""
 
 import socket
 import time
-import uuid
-from datetime import UTC, datetime
 
 import pytest
 from pydantic import BaseModel
 
-from memoryweb.providers import offline
 from memoryweb.providers.llm import LLMError, OfflineLLM, get_llm
-from memoryweb.providers.schemas import ExtractedFact, ReconcileDecision
 
-SAID_AT = datetime(2024, 6, 15, 10, 0, tzinfo=UTC)
-SCENARIO = [
-    "I love playing football",
-    "I just started at Google as a software engineer in San Francisco",
-    "I got promoted to senior engineer at Google",
-    "I moved from San Francisco to New York",
-]
 CHAT_PATH = {"ollama": "/api/chat", "openai": "/v1/chat/completions"}
 PROVIDERS = ["ollama", "openai"]
 
 
-def key(facts) -> set[tuple]:
-    return {(f.subject, f.attribute, f.value, f.object_entity, f.object_kind, f.previous_value, f.negated) for f in facts}
+class Answer(BaseModel):
+    answer: str
+    citations: list[str]
 
 
 @pytest.fixture(params=PROVIDERS)
@@ -41,94 +32,11 @@ def test_each_remote_provider_is_named_for_its_model(remote):
     assert llm.is_offline is False
 
 
-@pytest.mark.parametrize("text", SCENARIO)
-def test_the_scenario_gives_the_same_facts_as_the_offline_extractor(remote, text):
-    _, _, llm = remote
-    remote_extraction = llm.extract(text=text, speaker="ankesh", occurred_at=SAID_AT)
-    offline_extraction = offline.extract(text=text, speaker="ankesh", occurred_at=SAID_AT)
-    assert remote_extraction.facts, "the recording gave no facts"
-    assert key(remote_extraction.facts) == key(offline_extraction.facts)
-    # Entities the model forgot to list are added, so both name the same things.
-    assert {(e.name, e.kind) for e in remote_extraction.entities} == {(e.name, e.kind) for e in offline_extraction.entities}
-
-
-def test_ollama_is_asked_for_schema_constrained_json(replay_server, settings):
-    server = replay_server()
-    server.configure(settings, "ollama")
-    get_llm().extract(text="I love playing football", speaker="ankesh", occurred_at=SAID_AT)
-    (body,) = server.chats("/api/chat")
-    assert body["model"] == "llama3.1:8b" and body["stream"] is False
-    assert body["format"]["type"] == "object" and "facts" in body["format"]["properties"]
-    assert "$defs" not in str(body["format"]) and "$ref" not in str(body["format"])
-    assert body["options"]["temperature"] == 0
-    system, user = body["messages"]
-    assert system["role"] == "system" and "lives_in" in system["content"] and "previous_value" in system["content"]
-    assert "Speaker: ankesh" in user["content"] and "2024-06-15T10:00:00+00:00" in user["content"]
-    assert "I love playing football" in user["content"]
-
-
-def test_openai_is_asked_for_a_json_object(replay_server, settings):
-    server = replay_server()
-    server.configure(settings, "openai")
-    get_llm().extract(text="I love playing football", speaker="ankesh", occurred_at=SAID_AT)
-    (body,) = server.chats("/v1/chat/completions")
-    assert body["model"] == "gpt-4o-mini"
-    assert body["response_format"] == {"type": "json_object"}
-    assert "JSON" in body["messages"][0]["content"]  # JSON mode requires the word in the prompt
-
-
-def test_dates_from_a_model_become_aware_datetimes(remote):
-    _, _, llm = remote
-    extraction = llm.extract(text="I moved to Berlin in March 2024", speaker="ankesh", occurred_at=SAID_AT)
-    (fact,) = extraction.facts
-    assert fact.valid_from == datetime(2024, 3, 1, tzinfo=UTC)
-    assert extraction.occurred_at == datetime(2024, 3, 1, tzinfo=UTC)
-
-
-def test_small_talk_gives_no_facts(remote):
-    _, _, llm = remote
-    extraction = llm.extract(text="Hey Mel! Good to see you! How have you been?", speaker="mel", occurred_at=SAID_AT)
-    assert extraction.facts == [] and extraction.importance <= 0.2
-
-
-# --- invalid output, retries, failures ------------------------------------------------------
-
-
-def test_invalid_then_schema_invalid_then_valid_succeeds_on_the_third_attempt(remote):
-    provider, server, llm = remote
-    extraction = llm.extract(text="I adopted a cat named Miso", speaker="ankesh", occurred_at=SAID_AT)
-    assert key(extraction.facts) == {("ankesh", "has_pet", "Miso", "Miso", "other", None, False)}
-    attempts = server.chats(CHAT_PATH[provider])
-    assert len(attempts) == 3
-    # Each retry resends the conversation with the bad reply and what was wrong with it.
-    second, third = attempts[1]["messages"], attempts[2]["messages"]
-    assert second[-2]["role"] == "assistant" and second[-2]["content"].startswith("Sure! Here are")
-    assert second[-1]["role"] == "user" and "not JSON" in second[-1]["content"]
-    assert "does not match the Extraction schema" in third[-1]["content"]
-    assert "facts.0.value: Field required" in third[-1]["content"]
-    assert len(third) == 6
-
-
-def test_always_invalid_output_fails_after_the_configured_attempts(remote, settings):
-    provider, server, llm = remote
-    with pytest.raises(LLMError) as failure:
-        llm.extract(text="My favorite color is blue", speaker="ankesh", occurred_at=SAID_AT)
-    assert "returned invalid JSON 3 times" in str(failure.value)
-    assert "not JSON" in str(failure.value) and "I'm sorry" in str(failure.value)
-    assert failure.value.retryable is False
-    assert len(server.chats(CHAT_PATH[provider])) == 3
-
-    settings.LLM_MAX_ATTEMPTS = 2
-    with pytest.raises(LLMError, match="returned invalid JSON 2 times"):
-        get_llm().extract(text="My favorite color is blue", speaker="ankesh", occurred_at=SAID_AT)
-    assert len(server.chats(CHAT_PATH[provider])) == 5
-
-
 def test_a_slow_model_times_out_with_a_readable_reason(remote, settings):
     settings.LLM_TIMEOUT = 0.5
     started = time.monotonic()
     with pytest.raises(LLMError) as failure:
-        get_llm().extract(text="I moved to Lisbon", speaker="ankesh", occurred_at=SAID_AT)
+        get_llm().complete_json(system="Reply as JSON.", user="I moved to Lisbon", schema=Answer)
     assert time.monotonic() - started < 3  # the recording answers after 5 s
     assert "timed out after 0.5 s" in str(failure.value)
     assert failure.value.retryable is True
@@ -137,7 +45,7 @@ def test_a_slow_model_times_out_with_a_readable_reason(remote, settings):
 def test_a_server_error_is_a_retryable_llm_error(remote):
     provider, server, llm = remote
     with pytest.raises(LLMError) as failure:
-        llm.extract(text="I work at Initech", speaker="ankesh", occurred_at=SAID_AT)
+        llm.complete_json(system="Reply as JSON.", user="I work at Initech", schema=Answer)
     assert "HTTP 500" in str(failure.value) and "model runner crashed" in str(failure.value)
     assert failure.value.retryable is True
     assert len(server.chats(CHAT_PATH[provider])) == 1  # transport failures are not retried inside
@@ -155,7 +63,7 @@ def test_an_unreachable_server_is_a_retryable_llm_error(provider, settings):
     settings.LLM_PROVIDER = provider
     settings.OLLAMA_URL, settings.OPENAI_BASE_URL, settings.OPENAI_API_KEY = url, f"{url}/v1", "sk-test"
     with pytest.raises(LLMError) as failure:
-        get_llm().extract(text="I live in Oslo", speaker="ankesh", occurred_at=SAID_AT)
+        get_llm().complete_json(system="Reply as JSON.", user="I live in Oslo", schema=Answer)
     assert "unreachable" in str(failure.value) and failure.value.retryable is True
 
 
@@ -166,69 +74,7 @@ def test_openai_without_a_key_or_a_base_url_is_a_configuration_error(settings):
         get_llm()
 
 
-# --- reconciliation decisions ---------------------------------------------------------------
-
-NEW_YORK = ExtractedFact(
-    subject="ankesh", attribute="lives_in", value="New York", sentence="ankesh lives in New York.", previous_value="San Francisco"
-)
-CANDIDATES = [
-    {"id": "fact-sf", "attribute": "lives_in", "value": "San Francisco", "sentence": "ankesh lives in San Francisco."},
-    {"id": "fact-football", "attribute": "likes", "value": "football", "sentence": "ankesh likes football."},
-]
-
-
-def test_a_new_city_is_decided_as_an_update_of_the_old_one(remote):
-    provider, server, llm = remote
-    decision = llm.decide(fact=NEW_YORK, candidates=CANDIDATES)
-    assert isinstance(decision, ReconcileDecision)
-    assert (decision.action, decision.target_fact_id) == ("UPDATE", "fact-sf")
-    (body,) = server.chats(CHAT_PATH[provider])
-    assert "id=fact-sf" in body["messages"][1]["content"] and "previous_value='San Francisco'" in body["messages"][1]["content"]
-    assert "UPDATE" in body["messages"][0]["content"]
-
-
-def test_a_promotion_is_decided_as_an_update_of_the_old_role_whatever_the_ids(remote):
-    _, _, llm = remote
-    fact = ExtractedFact(subject="ankesh", attribute="role", value="senior engineer", sentence="ankesh is a senior engineer.")
-    old_role, other = str(uuid.uuid4()), str(uuid.uuid4())
-    candidates = [
-        {"id": other, "attribute": "works_at", "value": "Google", "sentence": "ankesh works at Google."},
-        {"id": old_role, "attribute": "role", "value": "software engineer", "sentence": "ankesh is a software engineer."},
-    ]
-    decision = llm.decide(fact=fact, candidates=candidates)
-    assert (decision.action, decision.target_fact_id) == ("UPDATE", old_role)
-
-
-def test_a_known_fact_is_a_noop(remote):
-    _, _, llm = remote
-    fact = ExtractedFact(subject="ankesh", attribute="works_at", value="Google", sentence="ankesh works at Google.")
-    decision = llm.decide(fact=fact, candidates=[{"id": "fact-google", "attribute": "works_at", "value": "Google", "sentence": "ankesh works at Google."}])
-    assert (decision.action, decision.target_fact_id) == ("NOOP", "fact-google")
-
-
-def test_a_decision_naming_an_id_that_was_not_offered_is_retried(remote):
-    provider, server, llm = remote
-    fact = ExtractedFact(subject="ankesh", attribute="likes", value="football", sentence="ankesh likes football.")
-    decision = llm.decide(fact=fact, candidates=[{"id": "fact-soccer", "attribute": "likes", "value": "soccer", "sentence": "ankesh likes soccer."}])
-    assert (decision.action, decision.target_fact_id) == ("NOOP", "fact-soccer")
-    attempts = server.chats(CHAT_PATH[provider])
-    assert len(attempts) == 2 and "target_fact_id must be one of ['fact-soccer']" in attempts[1]["messages"][-1]["content"]
-
-
-def test_without_candidates_there_is_nothing_to_ask(remote):
-    provider, server, llm = remote
-    assert llm.decide(fact=NEW_YORK, candidates=[]).action == "ADD"
-    negated = NEW_YORK.model_copy(update={"negated": True})
-    assert llm.decide(fact=negated, candidates=[]).action == "NOOP"
-    assert server.chats(CHAT_PATH[provider]) == []
-
-
 # --- the generic JSON completion (answer synthesis uses it) ---------------------------------
-
-
-class Answer(BaseModel):
-    answer: str
-    citations: list[str]
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -242,28 +88,25 @@ def test_complete_json_returns_any_schema(provider, replay_server, settings):
     assert body["messages"][0] == {"role": "system", "content": "Answer only from the evidence, as JSON."}
 
 
-def test_the_offline_client_extracts_with_rules_and_leaves_decisions_to_the_attribute_rules(settings):
+def test_the_offline_client_has_no_model(settings):
     settings.LLM_PROVIDER = "offline"
     llm = get_llm()
     assert isinstance(llm, OfflineLLM) and llm.name == "offline" and llm.is_offline
-    extraction = llm.extract(text="I moved from San Francisco to New York", speaker="ankesh", occurred_at=SAID_AT)
-    assert key(extraction.facts) == {("ankesh", "lives_in", "New York", "New York", "place", "San Francisco", False)}
-    assert llm.decide(fact=NEW_YORK, candidates=CANDIDATES) is None
     with pytest.raises(NotImplementedError):
         llm.complete_json(system="s", user="u", schema=Answer)
 
 
-def test_a_model_writing_i_for_the_speaker_is_corrected(replay_server, settings):
-    reply = {
-        "entities": [{"name": "I", "kind": "person", "role": "actor"}, {"name": "ankesh", "kind": "person", "role": "actor"}],
-        "facts": [{"subject": "I", "attribute": "Lives In", "value": "Oslo", "object_entity": "Oslo", "object_kind": "city",
-                   "sentence": "ankesh lives in Oslo.", "valid_from": "", "previous_value": None, "importance": None}],
-        "importance": None,
-    }  # fmt: skip
-    server = replay_server(ollama=[{"match": "I live in Oslo", "responses": [{"content": reply}]}])
+def test_remote_embedders_report_transient_and_permanent_failures(replay_server, settings):
+    from memoryweb.providers.embedders import EmbedderError, OllamaEmbedder, OpenAIEmbedder
+
+    settings.OLLAMA_URL = f"http://127.0.0.1:{closed_port()}"
+    with pytest.raises(EmbedderError) as unreachable:
+        OllamaEmbedder()  # it probes its dimension on construction
+    assert unreachable.value.retryable is True and "is unreachable" in str(unreachable.value)
+
+    server = replay_server()  # it serves chats only: an embedding request is a 404, a permanent refusal
     server.configure(settings, "ollama")
-    extraction = get_llm().extract(text="I live in Oslo", speaker="ankesh", occurred_at=SAID_AT)
-    assert key(extraction.facts) == {("ankesh", "lives_in", "Oslo", "Oslo", "place", None, False)}
-    assert [(e.name, e.kind, e.role) for e in extraction.entities] == [("ankesh", "person", "actor"), ("Oslo", "place", "location")]
-    assert extraction.importance == 0.5  # null means the default, not a retry
-    assert len(server.chats("/api/chat")) == 1
+    for build in (OllamaEmbedder, OpenAIEmbedder):
+        with pytest.raises(EmbedderError) as refused:
+            build()
+        assert refused.value.retryable is False and "answered HTTP 404" in str(refused.value)

@@ -1,7 +1,9 @@
-"""What the language model (or the offline extractor) must return, validated with pydantic.
+"""What an extraction must give, validated with pydantic: the contract between the extractors (a
+language model's reply, or the offline rules) and the memory services.
 
-These schemas are the contract between the providers and the memory services: every provider
-returns these objects, whatever it is underneath.
+A model's reply is validated against these (`memoryweb.providers.llm` re-asks with the validation
+error until it fits); the offline extractor builds them directly. Which attributes exist and which
+are single-valued is `memories.extraction.vocabulary`.
 """
 
 from datetime import datetime
@@ -11,60 +13,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 EntityKindName = Literal["person", "organization", "place", "thing", "other"]
 RoleName = Literal["actor", "object", "location", "other"]
-
-# The attribute vocabulary the extractors use (the offline rules always, the LLM prompts as a
-# recommendation). Single-valued attributes hold one current value per subject, so a new value
-# supersedes the old one; everything else (likes, has_pet, has_* relations, visited, …) accumulates.
-ATTRIBUTES: dict[str, str] = {
-    "lives_in": "city or place the subject lives in now",
-    "lived_in": "a place the subject used to live in",
-    "works_at": "organization the subject works for",
-    "worked_at": "an organization the subject used to work for",
-    "role": "job title or position",
-    "studies_at": "school or university",
-    "studies": "subject of study",
-    "graduated_from": "school or university the subject graduated from",
-    "is_from": "country or city the subject comes from",
-    "grew_up_in": "place the subject grew up in",
-    "born_in": "place of birth",
-    "birth_date": "date of birth (ISO date)",
-    "age": "age in years",
-    "spouse": "husband or wife",
-    "partner": "girlfriend, boyfriend, partner or fiancé(e)",
-    "relationship_status": "single, married, engaged, divorced …",
-    "mother": "mother's name",
-    "father": "father's name",
-    "has_child": "a child (name when known)",
-    "has_son": "a son",
-    "has_daughter": "a daughter",
-    "has_sister": "a sister",
-    "has_brother": "a brother",
-    "has_friend": "a friend",
-    "has_pet": "a pet (its name when known, else the animal)",
-    "likes": "something the subject likes, loves or enjoys (normalised: 'playing football' -> football)",
-    "dislikes": "something the subject dislikes or hates",
-    "plays": "a sport, game or instrument the subject plays",
-    "speaks": "a language the subject speaks",
-    "visited": "a place the subject went to or visited",
-    "name": "the subject's own name",
-    "email": "email address",
-    "phone": "phone number",
-    "birthday": "birthday as said",
-    "number_of_children": "how many children",
-}
-SINGLE_VALUED_ATTRIBUTES: frozenset[str] = frozenset(
-    {
-        "lives_in", "works_at", "role", "studies_at", "studies", "is_from", "grew_up_in", "born_in",
-        "birth_date", "age", "spouse", "partner", "relationship_status", "mother", "father",
-        "name", "email", "phone", "birthday", "number_of_children", "boss",
-    }
-)  # fmt: skip
-
-
-def is_single_valued(attribute: str) -> bool:
-    """lives_in, works_at, role, favorite_* … hold one value; likes, has_*, visited … accumulate."""
-    return attribute in SINGLE_VALUED_ATTRIBUTES or attribute.startswith("favorite_")
-
 
 # Models say "city" or "company" where the schema says place or organization; those are hints,
 # not worth a retry.

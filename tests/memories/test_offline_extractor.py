@@ -5,7 +5,7 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from memoryweb.providers.offline import MAX_FACTS, extract
+from memories.extraction.offline import MAX_FACTS, extract
 
 SAID_AT = datetime(2024, 6, 15, 10, 0, tzinfo=UTC)  # a Saturday
 

@@ -1,0 +1,51 @@
+"""The offline extractor: English rules, no model. The embedded default's extractor.
+
+It reads first-person statements ("I moved from San Francisco to New York") and simple
+third-person ones ("Caroline lives in Boston") about where people live, where they work and as
+what, what they like, their family and pets, and "my X is Y" details, and resolves dates ("in March
+2024", "last week", "since 2019") against the time the text was said. It aims for precision:
+questions, plans, hypotheticals and small talk give no facts rather than wrong ones, and nothing
+it is given makes it raise.
+
+How it reads, in order: normalise quotes and contractions, split into sentences (questions are
+skipped), split sentences into clauses at conjunctions and commas that start a new subject, take
+date phrases out of each clause, find the clause's subject (I / we → the speaker; a capitalised
+name; "my sister Anna"; he/she → the last name mentioned), then match the predicate against the
+rules below, each of which gives one or more atomic facts.
+"""
+
+import logging
+from datetime import UTC, datetime
+
+from memories.extraction.offline.clauses import normalise, read_sentence, sentences
+from memories.extraction.offline.context import Context
+from memories.extraction.offline.facts import MAX_FACTS, entities_of, episode_importance, facts_deduped
+from memories.extraction.schemas import Extraction
+
+__all__ = ["MAX_FACTS", "extract"]
+
+log = logging.getLogger(__name__)
+
+
+def extract(*, text: str, speaker: str, occurred_at: datetime) -> Extraction:
+    """Entities, atomic facts, importance and (if the text says when) occurred_at. Never raises."""
+    speaker_name = (speaker or "").strip() or "user"
+    if occurred_at.tzinfo is None:
+        occurred_at = occurred_at.replace(tzinfo=UTC)
+    ctx = Context(speaker=speaker_name, occurred_at=occurred_at, tz=occurred_at.tzinfo)
+    ctx.subject_kinds[speaker_name] = "person"
+    for sentence in sentences(normalise(text or "")):
+        if len(ctx.facts) >= MAX_FACTS:
+            break
+        try:
+            read_sentence(sentence, ctx)
+        except Exception:  # one odd sentence must not cost the rest (the raw text is kept anyway)
+            log.warning("offline extractor failed on a sentence; skipped", exc_info=True)
+    facts = facts_deduped(ctx.facts)[:MAX_FACTS]
+    return Extraction(
+        entities=entities_of(facts, ctx),
+        facts=facts,
+        importance=episode_importance(facts, text or ""),
+        occurred_at=ctx.event_at,
+        location=None,
+    )

@@ -1,0 +1,99 @@
+"""Text → sentences → clauses: quotes and contractions normalised, questions skipped, sentences
+split at conjunctions and commas that start a new subject, dates taken out of each clause."""
+
+import re
+
+from memories.extraction.offline.context import Clause, Context
+from memories.extraction.offline.dates import take_dates
+from memories.extraction.offline.subjects import read_clause
+from memories.extraction.offline.words import PREDICATE_VERBS
+
+MAX_CLAUSE_CHARS = 400  # longer "clauses" are run-ons or pasted data, not statements
+_DISCOURSE = re.compile(
+    r"^(?:(?:oh|ah|well|so|and|but|also|yeah|yes|yep|no|ok|okay|um|uh|hey|anyway|anyways|btw|by the way|"
+    r"actually|honestly|guess what|fun fact|plus|then|lol|haha|wow|oh well|of course|besides|however|"
+    r"anyhow|in fact|as you know|you know|speaking of which|news|big news|update)\b[\s,:!.-]*)+",
+    re.I,
+)
+
+
+def normalise(text: str) -> str:
+    text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
+    text = text.replace("\u2014", ", ").replace("\u2013", "-").replace("\u00a0", " ")
+    return text
+
+
+_ABBREVIATIONS = {"mr", "mrs", "ms", "dr", "st", "jr", "sr", "prof", "inc", "ltd", "co", "vs", "etc", "mt", "ft", "e.g", "i.e"}
+_SENTENCE_END = re.compile(r"([.!?]+)[\"')\]]*(?:\s+|$)|\n+")
+
+
+def sentences(text: str) -> list[str]:
+    out, start = [], 0
+    for match in _SENTENCE_END.finditer(text):
+        piece = text[start : match.end()]
+        last_word = re.search(r"([\w.]+)[.!?]+\W*$", piece.strip())
+        if match.group(1) == "." and last_word and last_word.group(1).lower().rstrip(".") in _ABBREVIATIONS:
+            continue
+        out.append(piece.strip())
+        start = match.end()
+    if text[start:].strip():
+        out.append(text[start:].strip())
+    return [s for s in out if s]
+
+
+_CONTRACTIONS = [
+    (re.compile(r"\b(i)'m\b", re.I), r"\1 am"),
+    (re.compile(r"\bim\b"), "i am"),
+    (re.compile(r"\b(i|you|we|they)'ve\b", re.I), r"\1 have"),
+    (re.compile(r"\bive\b"), "i have"),
+    (re.compile(r"\b(he|she|it|that|there|who|what)'s\s+(been|got|had)\b", re.I), r"\1 has \2"),
+    (re.compile(r"\b(he|she|it|that|there|who|what)'s\b", re.I), r"\1 is"),
+    (re.compile(r"\bcan't\b|\bcannot\b", re.I), "can not"),
+    (re.compile(r"\bwon't\b", re.I), "will not"),
+    (re.compile(r"n't\b", re.I), " not"),
+    (re.compile(r"\b(do|does|did|is|are|was|were|have|has)nt\b", re.I), r"\1 not"),
+    (re.compile(r"\bdont\b", re.I), "do not"),
+    (re.compile(r"'re\b", re.I), " are"),
+    (re.compile(r"'ll\b", re.I), " will"),
+    (re.compile(r"'d\b", re.I), " would"),
+]
+
+
+def _expand(sentence: str) -> str:
+    for pattern, replacement in _CONTRACTIONS:
+        sentence = pattern.sub(replacement, sentence)
+    return sentence
+
+
+_SUBJECT_START = r"(?:i|we|he|she|my)\b"
+_CLAUSE_SPLIT = re.compile(
+    rf";|\s+-+\s+|,?\s+(?:and|but|so|because|although|though|while|whereas|since|plus|and then|and now|but now)\s+(?={_SUBJECT_START})"
+    rf"|,\s+(?={_SUBJECT_START})|,?\s+(?:and|and then|and also|then)\s+(?={PREDICATE_VERBS}\b)"
+    r"|,\s+(?:which|who|where|so|but)\b",
+    re.I,
+)
+
+
+def read_sentence(sentence: str, ctx: Context) -> None:
+    if sentence.rstrip("\"') ").endswith("?"):
+        return  # a question states nothing
+    sentence = _expand(sentence.rstrip(".!?\"' "))
+    # Chat typed all in lowercase ("i live in new york") gets lowercase places and organisations.
+    typed_lowercase = not re.search(r"[A-Z]", re.sub(r"\bI\b", "", sentence))
+    pieces = [p.strip(" ,") for p in _CLAUSE_SPLIT.split(sentence) if p and p.strip(" ,")]
+    clauses = []
+    for piece in pieces:
+        piece = _DISCOURSE.sub("", piece).strip(" ,")
+        if not piece or len(piece) > MAX_CLAUSE_CHARS:
+            continue
+        clause = Clause(text=piece, typed_lowercase=typed_lowercase)
+        clause.text, clause.valid_from = take_dates(clause.text, ctx)
+        clauses.append(clause)
+    # One date in a sentence ("Last week, I moved to Boston and started at MIT") covers its clauses.
+    dates = {c.valid_from for c in clauses if c.valid_from}
+    if len(dates) == 1:
+        for clause in clauses:
+            clause.valid_from = clause.valid_from or next(iter(dates))
+    previous_subject: str | None = None
+    for clause in clauses:
+        previous_subject = read_clause(clause, ctx, previous_subject)

@@ -1,0 +1,32 @@
+"""What the rules pass around: the clause being read, the reading so far, and a predicate."""
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from memories.extraction.schemas import ExtractedFact
+
+
+@dataclass
+class Clause:
+    text: str
+    typed_lowercase: bool
+    valid_from: datetime | None = None
+
+
+@dataclass
+class Context:
+    speaker: str
+    occurred_at: datetime
+    tz: object
+    facts: list[ExtractedFact] = field(default_factory=list)
+    subject_kinds: dict[str, str] = field(default_factory=dict)
+    last_third_person: str | None = None
+    event_at: datetime | None = None
+
+
+@dataclass
+class Predicate:
+    text: str
+    negated: bool = False
+    no_longer: bool = False  # "no longer" / "anymore": a state that ended, not a dislike
+    perfect: bool = False  # "have lived in": still true, unlike "lived in"

@@ -1,0 +1,59 @@
+"""A predicate made ready for the rules (fillers dropped, negation and the perfect noted), then
+matched against them in order; the first rule that fits gives the facts."""
+
+import re
+
+from memories.extraction.offline.context import Clause, Context, Predicate
+from memories.extraction.offline.rules import RULES
+
+# Adverbs that change nothing we store; removed from predicates (lowercase only, so a name
+# like "Just Eat" survives).
+_FILLERS = re.compile(
+    r"\b(?:just|really|actually|finally|officially|currently|recently|also|still|totally|absolutely|truly|basically|"
+    r"literally|honestly|definitely|certainly|always|usually|now|happily|proudly|luckily|unfortunately|sadly|"
+    r"officially|newly|already|even|kinda|sort of|kind of)\b\s*"
+)
+_PARTICIPLES = (
+    r"(?:moved|relocated|started|joined|lived|worked|got|gotten|become|begun|left|quit|adopted|bought|"
+    r"married|visited|traveled|travelled|been|made|taken|found|switched|landed|accepted|retired|graduated|"
+    r"finished|studied|loved|liked|hated|enjoyed|played|spoken|learned|learnt|grown|grew|turned|had)"
+)
+
+
+def _prepare(text: str, *, first_person: bool) -> Predicate | None:
+    pred = Predicate(text=" ".join(text.split()))
+    t = pred.text
+    t = re.sub(r"\b(?:have|has) been to\b", "visited", t)
+    if m := re.match(r"^(?:have|has)\s+been\b\s*", t, re.I):
+        t, pred.perfect = ("am " if first_person else "is ") + t[m.end() :], True
+    elif m := re.match(r"^had\s+been\b\s*", t, re.I):
+        t = "was " + t[m.end() :]
+    t = _FILLERS.sub("", t).strip()
+    if m := re.match(rf"^(?:have|has|had)\s+(?={_PARTICIPLES}\b)", t, re.I):
+        t, pred.perfect = t[m.end() :], True
+    if re.search(r"\s+(?:any ?more|any longer)$", t, re.I):
+        t, pred.negated, pred.no_longer = re.sub(r"\s+(?:any ?more|any longer)$", "", t, flags=re.I), True, True
+    if m := re.match(r"^(am|is|are|was)\s+no longer\s+", t, re.I):
+        t, pred.negated, pred.no_longer = f"{m[1]} " + t[m.end() :], True, True
+    elif m := re.match(r"^no longer\s+", t, re.I):
+        t, pred.negated, pred.no_longer = t[m.end() :], True, True
+    elif m := re.match(r"^(?:do|does|did)\s+not\s+", t, re.I):
+        t, pred.negated = t[m.end() :], True
+    elif m := re.match(r"^(am|is|are)\s+not\s+(?!a fan\b|into\b)", t, re.I):
+        t, pred.negated = f"{m[1]} " + t[m.end() :], True
+    elif re.match(r"^(?:have|has|had|was|were)\s+not\b", t, re.I):
+        return None  # "I haven't lived there", "I wasn't hired": too easy to misread
+    pred.text = t.strip()
+    return pred if pred.text else None
+
+
+def predicate_read(text: str, subject: str, clause: Clause, ctx: Context, *, first_person: bool, confidence: float = 0.9) -> bool:
+    """Match one predicate against the rules; True when it gave a fact."""
+    pred = _prepare(text, first_person=first_person)
+    if pred is None:
+        return False
+    before = len(ctx.facts)
+    for rule in RULES:
+        if rule(pred, subject, clause, ctx, confidence):
+            break
+    return len(ctx.facts) > before

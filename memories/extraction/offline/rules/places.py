@@ -1,0 +1,107 @@
+"""Rules for places: moving, living, where someone is from, visits."""
+
+import re
+
+from memories.extraction.offline.context import Clause, Context, Predicate
+from memories.extraction.offline.facts import fact_add
+from memories.extraction.offline.rules.work import trailing_work
+from memories.extraction.offline.values import cut_value, proper_name
+
+
+def rule_move(pred: Predicate, subject: str, clause: Clause, ctx: Context, confidence: float) -> bool:
+    m = re.match(
+        r"^(?:moved|relocated|have moved|has moved)(?:\s+back|\s+here|\s+over|\s+all the way)?\s+"
+        r"(?P<rest>(?:from|to|out of|away from)\s+.+)$",
+        pred.text,
+        re.I,
+    )
+    if not m or pred.negated:
+        return False
+    rest = m["rest"]
+    if out := re.match(r"^(?:out of|away from)\s+(?P<place>.+)$", rest, re.I):
+        place = proper_name(cut_value(out["place"]), clause)
+        if place:
+            fact_add(ctx, clause, subject, "lives_in", place, obj=place, obj_kind="place", negated=True, confidence=confidence)
+            return True
+        return False
+    parts: dict[str, str] = {}
+    for segment in re.finditer(r"(?:^|\s)(from|to)\s+", rest, re.I):
+        value = cut_value(rest[segment.end() :])
+        parts.setdefault(segment[1].lower(), value)
+    to = proper_name(parts.get("to", ""), clause)
+    origin = proper_name(parts.get("from", ""), clause)
+    if to:
+        fact_add(ctx, clause, subject, "lives_in", to, obj=to, obj_kind="place", previous=origin, confidence=confidence)
+        return True
+    if origin:
+        fact_add(ctx, clause, subject, "lived_in", origin, obj=origin, obj_kind="place", confidence=confidence)
+        return True
+    return False
+
+
+def rule_live(pred: Predicate, subject: str, clause: Clause, ctx: Context, confidence: float) -> bool:
+    m = re.match(
+        r"^(?P<verb>live|lives|living|lived|used to live|am living|is living|are living|was living|reside|resides|"
+        r"residing|am based|is based|are based|based|am staying|is staying|stay|stays|am settled|settled)\s+in\s+(?P<place>.+)$",
+        pred.text,
+        re.I,
+    )
+    if not m:
+        return False
+    place_text = cut_value(m["place"])
+    place = proper_name(place_text, clause)
+    if not place:
+        return False
+    verb = m["verb"].lower()
+    past = verb in {"lived", "used to live", "was living"} and not pred.perfect
+    if past:
+        if pred.negated:
+            return False
+        fact_add(ctx, clause, subject, "lived_in", place, obj=place, obj_kind="place", confidence=confidence)
+    else:
+        fact_add(ctx, clause, subject, "lives_in", place, obj=place, obj_kind="place", negated=pred.negated, confidence=confidence)
+    trailing_work(m["place"][len(place_text) :], subject, clause, ctx, confidence)
+    return True
+
+
+def rule_origin(pred: Predicate, subject: str, clause: Clause, ctx: Context, confidence: float) -> bool:
+    t = pred.text
+    if pred.negated:
+        return False
+    for pattern, attribute in (
+        (r"^(?:am|is|are|come|comes|am originally|is originally|originally come|originally)\s+from\s+(?P<place>.+)$", "is_from"),
+        (r"^(?:grew up|was raised|were raised)\s+in\s+(?P<place>.+)$", "grew_up_in"),
+        (r"^(?:was|were)\s+born\s+in\s+(?P<place>.+)$", "born_in"),
+        (r"^(?:graduated|have graduated)\s+from\s+(?P<place>.+)$", "graduated_from"),
+    ):
+        if m := re.match(pattern, t, re.I):
+            place = proper_name(cut_value(m["place"]), clause)
+            if place:
+                kind = "organization" if attribute == "graduated_from" else "place"
+                fact_add(ctx, clause, subject, attribute, place, obj=place, obj_kind=kind, confidence=confidence)
+                return True
+            return False
+    if re.match(r"^(?:was|were)\s+born$", t, re.I) and clause.valid_from:
+        fact_add(ctx, clause, subject, "birth_date", clause.valid_from.date().isoformat(), confidence=confidence)
+        return True
+    return False
+
+
+def rule_visit(pred: Predicate, subject: str, clause: Clause, ctx: Context, confidence: float) -> bool:
+    m = re.match(
+        r"^(?:went|have gone|traveled|travelled|flew|drove|took a trip|took a vacation|went on a trip|visited|visit|was|were)\s+"
+        r"(?:back\s+)?(?:to\s+|in\s+)?(?P<place>.+)$",
+        pred.text,
+        re.I,
+    )
+    if not m or pred.negated:
+        return False
+    verb = pred.text.split()[0].lower()
+    if verb in {"was", "were"} and not re.match(r"^(?:was|were)\s+in\s+", pred.text, re.I):
+        return False
+    place_text = cut_value(m["place"])
+    place = proper_name(place_text, clause, allow_lowercase=False)
+    if not place:
+        return False
+    fact_add(ctx, clause, subject, "visited", place, obj=place, obj_kind="place", confidence=min(confidence, 0.8))
+    return True

@@ -1,0 +1,126 @@
+"""Who a clause is about: I / we → the speaker; "my sister Anna"; a capitalised name; he / she →
+the last name mentioned. "my X is Y" details of the speaker are read here too."""
+
+import re
+
+from memories.extraction.offline.context import Clause, Context
+from memories.extraction.offline.facts import fact_add, relation_sentence
+from memories.extraction.offline.predicates import predicate_read
+from memories.extraction.offline.values import cut_value, job_title, plain_value, proper_name, snake_case
+from memories.extraction.offline.words import NAME, NOT_NAMES, PET_RE, PETS, PREDICATE_VERBS, RELATION_RE, RELATIONS
+
+
+def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> str | None:
+    """Facts from one clause; returns its subject, which a following subjectless clause inherits."""
+    text = clause.text
+    if re.search(r"\bnever\b|\bif\b|\bwould\b|\bwill\b|\bmight\b|\bcould\b|\bshould\b|\bwant(?:s|ed)? to\b|\bhope\b|\bwish\b", text, re.I):
+        return previous_subject  # plans, wishes and hypotheticals are not facts
+    # "Blue is my favorite color"
+    if m := re.match(r"^(?P<value>.+?)\s+(?:is|are)\s+my\s+(?:all-time\s+|absolute\s+)?favou?rite\s+(?P<what>[a-z]+(?:\s+[a-z]+)?)$", text, re.I):
+        value = plain_value(m["value"])
+        if value:
+            fact_add(ctx, clause, ctx.speaker, f"favorite_{snake_case(m['what'])}", value)
+        return ctx.speaker
+    if m := re.match(r"^(?:i|we|me and my \w+|my \w+ and (?:i|me)|(?-i:[A-Z]\w+) and (?:i|me))\s+(?P<rest>.+)$", text, re.I):
+        predicate_read(m["rest"], ctx.speaker, clause, ctx, first_person=True)
+        return ctx.speaker
+    if m := re.match(r"^my\s+(?P<rest>.+)$", text, re.I):
+        _possessive(m["rest"], clause, ctx)
+        return ctx.speaker
+    if m := re.match(r"^(?P<pronoun>he|she)\s+(?P<rest>.+)$", text, re.I):
+        if ctx.last_third_person:
+            predicate_read(m["rest"], ctx.last_third_person, clause, ctx, first_person=False, confidence=0.7)
+            return ctx.last_third_person
+        return None
+    if m := re.match(rf"^(?P<name>{NAME}(?:\s+{NAME})?)\s+(?P<rest>.+)$", text):
+        name = m["name"]
+        # "Here's …", "Mel's …": a contraction or possessive opens the clause, not a subject.
+        contracted = re.search(r"'s$|'re$|'ll$|'ve$|'d$", name.split()[0], re.I)
+        if not contracted and name.split()[0].lower() not in NOT_NAMES and not (len(name.split()) > 1 and name.split()[1].lower() in NOT_NAMES):
+            if predicate_read(m["rest"], name, clause, ctx, first_person=False, confidence=0.85):
+                ctx.last_third_person = name
+                ctx.subject_kinds.setdefault(name, "person")
+            return name
+        return None
+    if previous_subject and re.match(rf"^{PREDICATE_VERBS}\b", text, re.I):
+        # "… and started at Stripe": the subject carries over.
+        predicate_read(text, previous_subject, clause, ctx, first_person=previous_subject == ctx.speaker)
+        return previous_subject
+    return None
+
+
+def _possessive(rest: str, clause: Clause, ctx: Context) -> None:
+    """Clauses starting with "my": relations, pets, and "my X is Y" details of the speaker."""
+    me = ctx.speaker
+    # "my dog Rex", "my dog's name is Rex", "my cat is called Miso"
+    if m := re.match(
+        rf"^(?:(?:new|little|old|sweet|cute)\s+)?(?P<kind>{PET_RE})"
+        rf"(?:'s name is|\s+is named|\s+is called|\s+named|\s+called|,)?\s+(?P<name>{NAME})\b(?P<rest>.*)$",
+        rest,
+        re.I,
+    ):
+        if proper_name(m["name"], clause, name=True):
+            pet = PETS[m["kind"].lower()]
+            fact_add(ctx, clause, me, "has_pet", m["name"], obj=m["name"], obj_kind="other", sentence=f"{me} has a {pet} named {m['name']}.")
+            ctx.subject_kinds.setdefault(m["name"], "other")
+            if m["rest"].strip():
+                predicate_read(m["rest"].strip(), m["name"], clause, ctx, first_person=False, confidence=0.8)
+            return
+    # "my sister Anna (lives in Berlin)", "my wife is Maria", "my brother's name is Tom"
+    if m := re.match(
+        rf"^(?:(?:older|younger|little|big|baby|twin|eldest|oldest|youngest|step-?)\s*)?(?P<rel>{RELATION_RE})"
+        rf"(?:'s name is|\s+is named|\s+is called|\s+is|\s+named|\s+called|,)?\s+"
+        rf"(?P<name>{NAME}(?:\s+{NAME})?)\b(?P<rest>.*)$",
+        rest,
+        re.I,
+    ):
+        name = m["name"]
+        if proper_name(name, clause, name=True) and name.split()[0].lower() not in NOT_NAMES:
+            attribute, word = RELATIONS[m["rel"].lower()]
+            fact_add(ctx, clause, me, attribute, name, obj=name, obj_kind="person", sentence=relation_sentence(me, attribute, word, name))
+            ctx.subject_kinds.setdefault(name, "person")
+            ctx.last_third_person = name
+            tail = m["rest"].strip(" ,")
+            if tail:
+                predicate_read(tail, name, clause, ctx, first_person=False, confidence=0.8)
+            return
+    # "my job is software engineer", "my company is Acme"
+    if m := re.match(r"^(?:new\s+|current\s+)?(?:job|position|role|job title|title)\s+is\s+(?P<role>.+)$", rest, re.I):
+        role = job_title(m["role"], strict=True)
+        if role:
+            fact_add(ctx, clause, me, "role", role)
+        return
+    if m := re.match(r"^(?:new\s+|current\s+)?(?:company|employer)\s+is\s+(?P<org>.+)$", rest, re.I):
+        org = proper_name(cut_value(m["org"]), clause)
+        if org:
+            fact_add(ctx, clause, me, "works_at", org, obj=org, obj_kind="organization")
+        return
+    # "my favorite color is blue", "my email is ann@example.com"
+    if m := re.match(r"^(?P<what>[a-z][a-z\- ]{1,40}?)\s+(?:is|are)\s+(?P<value>.+)$", rest, re.I):
+        attribute = _detail_attribute(m["what"])
+        if attribute:
+            value = m["value"].strip().rstrip(".")
+            if attribute not in {"email"}:
+                value = plain_value(value, max_words=8)
+            if value:
+                fact_add(ctx, clause, me, attribute, value)
+
+
+_DETAILS = {
+    "name": "name", "full name": "name", "first name": "first_name", "last name": "last_name", "surname": "last_name",
+    "middle name": "middle_name", "nickname": "nickname", "email": "email", "email address": "email",
+    "e-mail": "email", "e-mail address": "email", "phone": "phone", "phone number": "phone", "number": "phone",
+    "cell": "phone", "cell number": "phone", "mobile": "phone", "mobile number": "phone", "birthday": "birthday",
+    "date of birth": "birth_date", "address": "address", "home address": "address", "hometown": "hometown",
+    "home town": "hometown", "username": "username", "handle": "username", "blood type": "blood_type",
+    "zodiac sign": "zodiac_sign", "star sign": "zodiac_sign", "major": "major", "native language": "native_language",
+    "first language": "native_language", "mother tongue": "native_language", "religion": "religion",
+    "diet": "diet", "website": "website", "github": "github", "age": "age", "height": "height",
+}  # fmt: skip
+
+
+def _detail_attribute(what: str) -> str | None:
+    what = " ".join(what.lower().split())
+    if m := re.match(r"^(?:all-time\s+|absolute\s+)?favou?rite\s+([a-z]+(?:\s+[a-z]+)?)$", what):
+        return f"favorite_{snake_case(m[1])}"
+    return _DETAILS.get(what)
