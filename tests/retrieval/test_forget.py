@@ -2,6 +2,7 @@
 said too stays, the search index ends as a fresh build would make it, and only writers may."""
 
 import io
+import threading
 import json
 from datetime import UTC, datetime
 
@@ -14,7 +15,7 @@ from accounts.models import AuditEvent
 from memoryweb.errors import Forbidden, InvalidInput, NotFound
 from memoryweb.providers.embedders import get_embedder
 from memories.models import Embedding, Entity, EntityAlias, Episode, Fact, FactStatus, FactSupport, Mention, Turn
-from memories.services.facts import fact_retract
+from memories.services.facts import fact_correct, fact_retract
 from memories.services.ingest import ingest_session, remember
 from retrieval.documents import turn_document
 from retrieval.indexing import index_pending
@@ -156,6 +157,20 @@ def test_the_fact_it_superseded_is_active_again(talk):
     lisbon.refresh_from_db()
     assert lisbon.status == FactStatus.ACTIVE and lisbon.valid_to is None
     assert receipt.counts["facts_reactivated"] == 1 and receipt.counts["facts_erased"] == 2
+
+
+def test_a_persons_correction_stays_and_takes_over_the_chain(talk):
+    scope = talk.scope_a
+    quokkaville = Fact.objects.get(scope=scope, value="Quokkaville")
+    corrected = fact_correct(scope=scope, fact_public_id=quokkaville.public_id, value="Coimbra", actor=talk.p_owner)
+    receipt = episode_forget(principal=talk.p_owner, scope=scope, episode_public_id=talk.episode.public_id)
+    corrected.refresh_from_db()
+    lisbon = Fact.objects.get(scope=scope, value="Lisbon")
+    assert corrected.status == FactStatus.ACTIVE and corrected.source_episode is None and corrected.supersedes == lisbon
+    assert lisbon.status == FactStatus.SUPERSEDED and lisbon.valid_to == corrected.valid_from
+    assert receipt.counts["facts_detached"] == 1 and receipt.counts["facts_relinked"] == 1 and "facts_reactivated" not in receipt.counts
+    event = AuditEvent.objects.get(action="fact.correct")
+    assert "Quokkaville" not in json.dumps([event.before, event.after]) and event.before["status"] == "active"
 
 
 def test_a_later_fact_closes_the_chain_over_the_forgotten_one(cast, django_capture_on_commit_callbacks):
@@ -307,3 +322,38 @@ def test_the_cli_text_output_and_its_errors(talk):
     assert out.startswith(f"Forgot episode {talk.episode.public_id} in alpha:") and "facts_erased 2" in out
     with pytest.raises(CommandError, match="No episode"):
         run("forget", str(talk.episode.public_id), "--scope", "alpha", "--as", "owner")
+
+
+def test_an_indexer_waits_for_forgetting_and_then_has_nothing_to_put_back(talk, monkeypatch):
+    """While forgetting runs, the scope's indexing lock is held (an indexer in another process
+    would wait); after it, a full index run finds nothing to add."""
+    from django.db import connections
+
+    from retrieval import forget, indexing
+
+    scope = talk.scope_a
+    seen = {}
+
+    def other_connection_tries_the_lock(**kwargs):
+        def attempt():
+            try:
+                with connections["default"].cursor() as cursor:
+                    cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [indexing._LOCK_NAMESPACE, scope.pk])
+                    seen["got"] = cursor.fetchone()[0]
+                    if seen["got"]:
+                        cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [indexing._LOCK_NAMESPACE, scope.pk])
+            finally:
+                connections["default"].close()
+
+        thread = threading.Thread(target=attempt)
+        thread.start()
+        thread.join(timeout=30)
+        return refresh(**kwargs)
+
+    refresh = forget.speakers_refresh
+    monkeypatch.setattr(forget, "speakers_refresh", other_connection_tries_the_lock)
+    episode_forget(principal=talk.p_owner, scope=scope, episode_public_id=talk.episode.public_id)
+    assert seen == {"got": False}
+    after = index_snapshot(scope)
+    assert index_pending(scope=scope, full=True) == 0
+    assert index_snapshot(scope) == after
