@@ -283,6 +283,30 @@ class Fact(models.Model):
         return self.sentence
 
 
+class FactSupport(models.Model):
+    """Another episode that said a fact again. Reconciliation finds the value active already (a
+    NOOP) and writes nothing on the fact, so without this row the fact would know only its
+    first episode (`source_episode`); forgetting that episode must not erase what others said too.
+    `sentence` is that episode's own wording of the fact."""
+
+    scope = models.ForeignKey(Scope, on_delete=models.CASCADE, related_name="+")
+    # fact_id lookups use the unique constraint; episode_id lookups (forgetting) the FK's index.
+    fact = models.ForeignKey(Fact, on_delete=models.CASCADE, related_name="supports", db_index=False)
+    episode = models.ForeignKey(Episode, on_delete=models.CASCADE, related_name="fact_supports")
+    sentence = models.TextField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = ScopedQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["fact", "episode"], name="memories_factsupport_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"fact {self.fact_id} also from episode {self.episode_id}"
+
+
 class MentionRole(models.TextChoices):
     ACTOR = "actor"
     OBJECT = "object"

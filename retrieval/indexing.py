@@ -397,3 +397,109 @@ def _paged(queryset):
 def _chunks(rows: list):
     for start in range(0, len(rows), _BATCH):
         yield rows[start : start + _BATCH]
+
+
+# Forgetting (retrieval/forget.py) removes and rewrites documents inside its own transaction,
+# so it takes the indexers' lock for that transaction rather than for the session.
+
+
+def scope_lock_for_transaction(scope: Scope) -> None:
+    """Hold the scope's indexing lock until the current transaction ends: an indexer waits, and
+    then sees what the transaction committed, so it cannot put back a document being erased.
+    A transaction-level advisory lock conflicts with the session-level one `index_pending` takes."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_LOCK_NAMESPACE, scope.pk])
+
+
+def documents_erase(*, scope: Scope, doc_ids: list[int]) -> dict[str, int]:
+    """Delete these documents with their postings and vectors (every model), taking them out of
+    the term statistics exactly. Call inside a transaction holding `scope_lock_for_transaction`.
+    Returns how many rows of each kind went."""
+    if not doc_ids:
+        return {"documents": 0, "postings": 0, "vectors": 0}
+    _stats(scope=scope, doc_ids=doc_ids, sign=-1)
+    with connection.cursor() as cursor:
+        # A collection left empty has no statistics row, as after a fresh build.
+        cursor.execute("DELETE FROM retrieval_corpusstat WHERE scope_id = %s AND doc_count <= 0", [scope.pk])
+        cursor.execute("DELETE FROM retrieval_posting WHERE document_id = ANY(%s)", [doc_ids])
+        postings = cursor.rowcount
+        cursor.execute(
+            "DELETE FROM retrieval_embedding e USING retrieval_searchdocument d"
+            " WHERE d.id = ANY(%s) AND e.target_type = 'doc_' || d.collection AND e.target_id = d.id",
+            [doc_ids],
+        )
+        vectors = cursor.rowcount
+        cursor.execute("DELETE FROM retrieval_searchdocument WHERE scope_id = %s AND id = ANY(%s)", [scope.pk, doc_ids])
+        documents = cursor.rowcount
+    return {"documents": documents, "postings": postings, "vectors": vectors}
+
+
+def documents_rewrite(*, scope: Scope, specs: list[DocSpec]) -> list[int]:
+    """Give existing documents new text (statistics and postings kept exact) and drop their
+    vectors, which described the old text; `documents_embed` makes new ones after the commit.
+    Unchanged documents are left alone. Call inside a transaction holding
+    `scope_lock_for_transaction`. Returns the ids of the documents rewritten."""
+    if not specs:
+        return []
+    by_key = {(s.collection, s.target_id): s for s in specs}
+    existing = _existing(scope=scope, keys=list(by_key), model="")
+    changed = [(existing[key][0], s) for key, s in by_key.items() if key in existing and existing[key][1] != s.text]
+    if not changed:
+        return []
+    ids = [doc_id for doc_id, _ in changed]
+    _stats(scope=scope, doc_ids=ids, sign=-1)
+    _rewrite(changed)
+    _stats(scope=scope, doc_ids=ids, sign=+1)
+    _postings(doc_ids=ids)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "DELETE FROM retrieval_embedding e USING retrieval_searchdocument d"
+            " WHERE d.id = ANY(%s) AND e.target_type = 'doc_' || d.collection AND e.target_id = d.id",
+            [ids],
+        )
+    return ids
+
+
+def documents_embed(*, scope: Scope, doc_ids: list[int], embedder: Embedder | None = None) -> None:
+    """Embed these documents where they lack a vector for the model in force (slow: call it
+    outside transactions). Under the scope's lock, like every indexer."""
+    if not doc_ids:
+        return
+    embedder = embedder or get_embedder()
+    with _scope_lock(scope):
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT d.id, d.collection, d.target_id, d.text FROM retrieval_searchdocument d WHERE d.scope_id = %s"
+                " AND d.id = ANY(%s) AND NOT EXISTS (SELECT 1 FROM retrieval_embedding e"
+                " WHERE e.target_type = 'doc_' || d.collection AND e.target_id = d.id AND e.model = %s)",
+                [scope.pk, doc_ids, embedder.name],
+            )
+            rows = cursor.fetchall()
+        _embed(scope=scope, docs=[(i, DocSpec(c, t, x, None)) for i, c, t, x in rows], embedder=embedder)
+
+
+def speakers_refresh(*, scope: Scope) -> None:
+    """Re-read the scope's speakers from its documents (after documents were erased, a speaker
+    only they named must no longer be recognised)."""
+    IndexState.objects.filter(scope=scope).update(speakers=_speakers(scope))
+
+
+def windows_around(*, scope: Scope, session_id: int, position: int) -> list[DocSpec]:
+    """The windows whose members may change when the turn at `position` of a session goes (or
+    the gap it left closes): those centred within the widest radius on either side, built from
+    the session's turns as they stand, by order rather than by position arithmetic, exactly as
+    a fresh build of the session would."""
+    radius = max(WINDOW_RADII.values())
+    fields = ("id", "position", "speaker", "text", "occurred_at")
+    turns = Turn.objects.in_scope(scope).filter(session_id=session_id)
+    before = list(turns.filter(position__lt=position).order_by("-position").values_list(*fields)[: 2 * radius])[::-1]
+    after = list(turns.filter(position__gte=position).order_by("position").values_list(*fields)[: 2 * radius])
+    rows = before + after
+    centres = range(max(0, len(before) - radius), min(len(rows), len(before) + radius))
+    specs = []
+    for index in centres:
+        turn_id, _, speaker, _, occurred_at = rows[index]
+        for collection, r in WINDOW_RADII.items():
+            members = [(row[2], row[3]) for row in rows[max(0, index - r) : index + r + 1]]
+            specs.append(DocSpec(collection, turn_id, window_document(centre_at=occurred_at, members=members), occurred_at, speaker))
+    return specs

@@ -1,7 +1,7 @@
 """Nearest documents by cosine distance, with pgvector.
 
 The query repeats the partial HNSW index's cast and predicate (`vec::vector(DIM)`, `model = …`,
-see retrieval/embeddings.py) so the planner can use it. The scope and target-type filters are
+see memories/services/vectors.py) so the planner can use it. The scope and target-type filters are
 applied inside the index scan; with `hnsw.iterative_scan = relaxed_order` the scan goes on past
 `ef_search` until it has `limit` rows of this scope, so a small scope inside a big table still
 gets its results. For a small scope the planner prefers the scope index and an exact sort, which

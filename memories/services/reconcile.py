@@ -22,7 +22,7 @@ from django.db.models import Q
 
 from memories.extraction.schemas import ReconcileDecision
 from memories.extraction.vocabulary import is_single_valued
-from memories.models import Entity, Episode, Fact, FactStatus, Provenance, Scope
+from memories.models import Entity, Episode, Fact, FactStatus, FactSupport, Provenance, Scope
 from memories.normalize import normalize_value
 
 ADD, UPDATE, DELETE, NOOP = "ADD", "UPDATE", "DELETE", "NOOP"
@@ -138,6 +138,7 @@ def fact_reconcile(
     fields = {"scope": scope, "source_episode": episode, "provenance": provenance, "author": author}
 
     if decision.action == NOOP:
+        _support(decision.target, episode=episode, new=new)
         return change
     if decision.action == DELETE:
         fact_end(decision.target, status=FactStatus.RETRACTED, at=new.valid_from)
@@ -150,6 +151,7 @@ def fact_reconcile(
             known = _history_covering(scope=scope, new=new)
             if known is not None:
                 change.action, change.target, change.reason = NOOP, known, "the history says so already"
+                _support(known, episode=episode, new=new)
                 return change
             change.fact = _create(new, **fields, status=FactStatus.SUPERSEDED, valid_to=later[0].valid_from)
             if later[0].supersedes_id is None:
@@ -171,6 +173,14 @@ def fact_reconcile(
     if change.fact is None:
         change.action, change.reason = NOOP, "the same value became active meanwhile"
     return change
+
+
+def _support(fact: Fact | None, *, episode: Episode | None, new: NewFact) -> None:
+    """Record that `episode` said `fact` again: a NOOP writes nothing on the fact, and without
+    this row forgetting the fact's first episode would erase what this one said too."""
+    if fact is None or episode is None or fact.source_episode_id == episode.pk:
+        return
+    FactSupport.objects.get_or_create(fact=fact, episode=episode, defaults={"scope_id": fact.scope_id, "sentence": new.sentence})
 
 
 def _history_covering(*, scope: Scope, new: NewFact) -> Fact | None:

@@ -4,7 +4,7 @@ import pytest
 from django.db import IntegrityError, transaction
 
 from memories.extraction.schemas import ReconcileDecision
-from memories.models import Entity, Fact, FactStatus
+from memories.models import Entity, Episode, Fact, FactStatus, FactSupport
 from memories.normalize import normalize_value
 from memories.services.reconcile import ADD, DELETE, NOOP, UPDATE, NewFact, fact_reconcile
 
@@ -52,6 +52,16 @@ def test_saying_the_same_thing_again_is_a_noop(cast, ankesh):
     change = _apply(cast, _fact(ankesh, "works_at", " google. ", at(2024, 6)))
     assert change.action == NOOP and change.target == first and change.fact is None
     assert Fact.objects.count() == 1
+
+
+def test_another_episode_saying_an_active_fact_again_is_recorded_as_support(cast, ankesh):
+    first, second = (Episode.objects.create(scope=cast.scope_a, text=t, occurred_at=at(2024, m)) for t, m in (("a", 3), ("b", 6)))
+    with transaction.atomic():
+        fact = fact_reconcile(scope=cast.scope_a, new=_fact(ankesh, "works_at", "Google", at(2024, 3)), episode=first).fact
+        for episode in (second, second, first):  # twice is once; its own source is no support
+            change = fact_reconcile(scope=cast.scope_a, new=_fact(ankesh, "works_at", "google", at(2024, 6)), episode=episode)
+            assert change.action == NOOP
+    assert list(FactSupport.objects.values_list("fact", "episode", "sentence")) == [(fact.pk, second.pk, "ankesh works_at google.")]
 
 
 def test_a_different_spelling_of_the_same_object_entity_is_a_noop(cast, ankesh):

@@ -1,0 +1,309 @@
+"""Forgetting an episode: what it said stops being stored anywhere, search index included.
+
+Erased, in one transaction: the episode and its turn; their search documents (the episode's,
+the turn's and the windows centred on it), postings and vectors; the facts only it supports,
+with theirs; its mentions; entities nothing else refers to any more, with their aliases and
+vectors. The windows of neighbouring turns are rebuilt without its text (their vectors are
+made again after the commit), the term statistics are corrected exactly, and audit events
+about erased rows keep their action but lose their text.
+
+What stays, and why:
+- a fact another episode said too (a FactSupport row, written when reconciliation met the value
+  active already) stays, with that episode as its source and that episode's own sentence;
+- a manual correction stays (a person asserted it), without a source episode;
+- a fact the erased one had superseded is active again (its `valid_to` cleared): the evidence
+  that ended it is gone. When a later fact superseded the erased one, the chain closes over the
+  gap instead: the later fact supersedes the older one, which now ends where the later begins.
+
+It lives in retrieval, not memories, because it must erase the search index too, which sits in
+the layer above the memory tables (docs/ARCHITECTURE.md, "Forgetting").
+"""
+
+import logging
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from accounts.audit import audit_record
+from accounts.models import AuditEvent
+from accounts.permissions import Access, Principal, can
+from memoryweb.errors import Forbidden, InvalidInput, NotFound
+from memories.extraction.vocabulary import is_single_valued
+from memories.models import (
+    Embedding, EmbeddingTarget, Entity, EntityAlias, Episode, Fact, FactStatus, FactSupport, Mention, Provenance, Scope, Session,
+    Turn,
+)
+from memories.services.indexing import queue_index
+from memories.services.reconcile import lock_subject_attribute
+from retrieval.documents import TURN_COLLECTIONS, fact_document
+from retrieval.indexing import (
+    DocSpec, documents_embed, documents_erase, documents_rewrite, scope_lock_for_transaction, speakers_refresh, windows_around,
+)
+from retrieval.models import Collection, SearchDocument
+
+logger = logging.getLogger("memoryweb.forget")
+
+SCRUBBED = "[forgotten]"
+# Audit payload keys that hold ids, states and dates, never what was said: kept when scrubbing.
+_AUDIT_KEYS_KEPT = frozenset({
+    "id", "subject_id", "object_entity", "status", "supersedes", "source_episode", "valid_from", "valid_to", "provenance",
+    "author", "attribute", "confidence", "importance", "ended", "attempts",
+})
+
+
+@dataclass(frozen=True)
+class ForgetReceipt:
+    """What forgetting an episode erased and changed, for the caller and the audit trail (no text)."""
+
+    episode_id: uuid.UUID
+    scope: str
+    forgotten_at: datetime
+    forgotten_by: str
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {
+            "episode_id": str(self.episode_id),
+            "scope": self.scope,
+            "forgotten_at": self.forgotten_at.isoformat(),
+            "forgotten_by": self.forgotten_by,
+            "counts": dict(self.counts),
+        }
+
+
+def episode_forget(*, principal: Principal, scope: Scope, episode_public_id: uuid.UUID) -> ForgetReceipt:
+    """Erase one episode and everything only it put into the memory and the search index.
+
+    Another scope's episode is NotFound, like a missing one; a scope the principal may read but
+    not write is Forbidden."""
+    if not can(principal, scope, Access.READ):
+        raise NotFound(f"No scope named {scope.slug!r}.")
+    if not can(principal, scope, Access.WRITE):
+        raise Forbidden(f"You may not write scope {scope.slug!r}.")
+    public_id = _episode_uuid(episode_public_id)
+    counts: Counter[str] = Counter()
+    with transaction.atomic():
+        # The indexers' lock first: one waiting on it re-reads after our commit, so it cannot
+        # index again what we erase; then the episode, so its extraction cannot run meanwhile.
+        scope_lock_for_transaction(scope)
+        episode = Episode.objects.in_scope(scope).select_for_update().filter(public_id=public_id).first()
+        if episode is None:
+            raise NotFound(f"No episode {public_id} in scope {scope.slug!r}.")
+        turn = Turn.objects.filter(pk=episode.turn_id).first() if episode.turn_id else None
+        if turn is not None:
+            # Ingest appends to a session under this lock; we close the gap the turn leaves.
+            Session.objects.select_for_update().filter(pk=turn.session_id).first()
+
+        erased, rewritten = _facts_settle(scope=scope, episode=episode, counts=counts)
+        entity_ids = set(Mention.objects.filter(episode=episode).values_list("entity_id", flat=True))
+        entity_ids |= {f.subject_id for f in erased} | {f.object_entity_id for f in erased if f.object_entity_id}
+        erased_ids = [f.pk for f in erased]
+
+        _index_erase(scope=scope, episode=episode, turn=turn, fact_ids=erased_ids, counts=counts)
+        _audit_scrub(scope=scope, targets=[("episode", episode.public_id)] + [("fact", f.public_id) for f in erased], counts=counts)
+        Fact.objects.filter(pk__in=erased_ids).update(supersedes=None)  # erased facts may supersede each other
+        Fact.objects.filter(pk__in=erased_ids).delete()
+        counts["facts_erased"] = len(erased_ids)
+        counts["mentions"] = Mention.objects.filter(episode=episode).delete()[0]
+        counts["fact_supports"] += FactSupport.objects.filter(episode=episode).delete()[0]
+        Episode.objects.filter(pk=episode.pk).delete()
+        counts["episodes"] = 1
+        if turn is not None:
+            rewritten += _turn_erase(scope=scope, turn=turn, counts=counts)
+        entities = _entities_erase(scope=scope, entity_ids=entity_ids, counts=counts)
+        _audit_scrub(scope=scope, targets=[("entity", public) for public in entities], counts=counts)
+        speakers_refresh(scope=scope)
+
+        receipt = ForgetReceipt(
+            episode_id=public_id, scope=scope.slug, forgotten_at=timezone.now(), forgotten_by=principal.label,
+            counts={key: counts[key] for key in sorted(counts)},
+        )
+        audit_record(
+            principal=principal, action="episode.forget", target_type="episode", target_id=public_id, scope=scope,
+            after=receipt.as_dict(),
+        )
+
+    # New vectors for the rewritten windows and facts: slow, so after the commit. If it fails
+    # they stay without vectors (BM25 still finds them) until the next full index run.
+    try:
+        documents_embed(scope=scope, doc_ids=rewritten)
+    except Exception:
+        logger.warning("Embedding documents rewritten by forgetting %s failed; queued", public_id, exc_info=True)
+        queue_index(scope)
+    return receipt
+
+
+def _episode_uuid(value) -> uuid.UUID:
+    try:
+        return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value).strip())
+    except ValueError:
+        raise InvalidInput(f"{value!r} is not an episode id (a UUID).") from None
+
+
+def _facts_settle(*, scope: Scope, episode: Episode, counts: Counter) -> tuple[list[Fact], list[int]]:
+    """Decide the fate of each fact the episode is the source of: kept (another episode says it,
+    or a person corrected it) or erased; repair the supersession chains around the erased ones.
+    Returns the facts to erase and the ids of fact documents rewritten."""
+    # Advisory locks per (subject, attribute) before row locks, in one order: reconciliation
+    # takes them in that order too, so the two cannot deadlock.
+    pairs = set(Fact.objects.filter(scope=scope, source_episode=episode).values_list("subject_id", "attribute"))
+    for subject_id, attribute in sorted(pairs):
+        lock_subject_attribute(subject=Entity(pk=subject_id), attribute=attribute)
+    facts = list(
+        Fact.objects.in_scope(scope).filter(source_episode=episode).select_related("subject")
+        .select_for_update(of=("self",)).order_by("id")
+    )
+    erased: list[Fact] = []
+    rewrite: list[DocSpec] = []
+    for fact in facts:
+        support = (
+            FactSupport.objects.filter(fact=fact).exclude(episode=episode).select_related("episode")
+            .order_by("episode__occurred_at", "episode_id").first()
+        )
+        if support is not None:
+            # Said by another episode too: that episode becomes the source, in its own words.
+            fact.source_episode = support.episode
+            fields = ["source_episode", "updated_at"]
+            if support.sentence and support.sentence != fact.sentence:
+                # Events about this fact quote the forgotten episode's wording: that goes.
+                _audit_scrub(scope=scope, targets=[("fact", fact.public_id)], counts=counts, only=frozenset({fact.sentence}))
+                fact.sentence = support.sentence
+                fields.append("sentence")
+                rewrite.append(DocSpec(
+                    Collection.FACT, fact.pk, fact_document(sentence=fact.sentence, subject=fact.subject.name),
+                    fact.valid_from or fact.created_at, fact.subject.name,
+                ))
+            fact.save(update_fields=fields)
+            support.delete()  # it is the source now
+            counts["facts_kept"] += 1
+        elif fact.provenance == Provenance.MANUAL:
+            # A person's correction stands on its own; it only loses its link to the episode.
+            Fact.objects.filter(pk=fact.pk).update(source_episode=None)
+            counts["facts_detached"] += 1
+        else:
+            erased.append(fact)
+    _chains_close(scope=scope, erased=erased, counts=counts)
+    return erased, documents_rewrite(scope=scope, specs=rewrite)
+
+
+def _chains_close(*, scope: Scope, erased: list[Fact], counts: Counter) -> None:
+    by_id = {f.pk: f for f in erased}
+
+    def kept_ancestor(fact: Fact) -> int | None:
+        seen, pk = set(), fact.supersedes_id
+        while pk in by_id and pk not in seen:
+            seen.add(pk)
+            pk = by_id[pk].supersedes_id
+        return None if pk in by_id else pk
+
+    # A later fact that superseded an erased one now supersedes what that one had superseded,
+    # which ends where the later fact begins (nothing is known to have happened in between).
+    for later in Fact.objects.in_scope(scope).select_for_update().filter(supersedes_id__in=list(by_id)).exclude(pk__in=list(by_id)):
+        later.supersedes_id = kept_ancestor(by_id[later.supersedes_id])
+        later.save(update_fields=["supersedes", "updated_at"])
+        counts["facts_relinked"] += 1
+        older = Fact.objects.select_for_update().filter(pk=later.supersedes_id).first()
+        if older is not None and older.status == FactStatus.SUPERSEDED and later.valid_from is not None:
+            older.valid_to = max(later.valid_from, older.valid_from) if older.valid_from else later.valid_from
+            older.save(update_fields=["valid_to", "updated_at"])
+
+    # An older fact that only the erased facts had ended is true again: the evidence that ended it is gone.
+    ancestors = {kept_ancestor(f) for f in erased} - {None}
+    for older in Fact.objects.in_scope(scope).select_for_update().filter(pk__in=ancestors, status=FactStatus.SUPERSEDED).order_by("id"):
+        if Fact.objects.filter(supersedes=older).exclude(pk__in=list(by_id)).exists():
+            continue  # another fact still ends it
+        lock_subject_attribute(subject=older.subject, attribute=older.attribute)
+        active = Fact.objects.in_scope(scope).filter(subject_id=older.subject_id, attribute=older.attribute, status=FactStatus.ACTIVE)
+        active = active.exclude(pk__in=list(by_id))
+        if active.filter(value_normalized=older.value_normalized).exists():
+            continue  # the same value is active already
+        if is_single_valued(older.attribute) and active.exists():
+            continue  # another value holds now
+        older.status, older.valid_to = FactStatus.ACTIVE, None
+        older.save(update_fields=["status", "valid_to", "updated_at"])
+        counts["facts_reactivated"] += 1
+
+
+def _index_erase(*, scope: Scope, episode: Episode, turn: Turn | None, fact_ids: list[int], counts: Counter) -> None:
+    """The documents of the episode, its turn (and the windows centred on it) and the erased
+    facts, with their postings and vectors; raw-row vectors too."""
+    keys = Q(collection=Collection.FACT, target_id__in=fact_ids)
+    raw = Q(target_type=EmbeddingTarget.FACT, target_id__in=fact_ids)
+    if turn is not None:
+        keys |= Q(collection__in=TURN_COLLECTIONS, target_id=turn.pk)
+        raw |= Q(target_type=EmbeddingTarget.TURN, target_id=turn.pk)
+    else:
+        keys |= Q(collection=Collection.EPISODE, target_id=episode.pk)
+    raw |= Q(target_type=EmbeddingTarget.EPISODE, target_id=episode.pk)
+    doc_ids = list(SearchDocument.objects.in_scope(scope).filter(keys).values_list("id", flat=True))
+    erased = documents_erase(scope=scope, doc_ids=doc_ids)
+    counts["documents"] += erased["documents"]
+    counts["postings"] += erased["postings"]
+    counts["vectors"] += erased["vectors"] + Embedding.objects.filter(raw, scope=scope).delete()[0]
+
+
+def _turn_erase(*, scope: Scope, turn: Turn, counts: Counter) -> list[int]:
+    """Delete the turn, close the gap in its session's positions, and rebuild the neighbours'
+    windows without its text. Returns the ids of the windows rewritten (to embed again)."""
+    Turn.objects.filter(pk=turn.pk).delete()
+    counts["turns"] = 1
+    # Positions stay consecutive, as ingest makes them: incremental indexing finds a window's
+    # members by position, and a gap would give it other members than a fresh build.
+    Turn.objects.filter(session_id=turn.session_id, position__gt=turn.position).update(position=F("position") - 1)
+    rewritten = documents_rewrite(scope=scope, specs=windows_around(scope=scope, session_id=turn.session_id, position=turn.position))
+    counts["windows_rebuilt"] = len(rewritten)
+    return rewritten
+
+
+def _entities_erase(*, scope: Scope, entity_ids: set[int], counts: Counter) -> list[uuid.UUID]:
+    """Entities the episode named that nothing refers to any more: no fact about or pointing at
+    them, no mention, not merged into another or another into them (their aliases then serve
+    resolution). Their aliases and vectors go with them. Returns their public ids."""
+    orphans = (
+        Entity.objects.in_scope(scope).filter(pk__in=entity_ids, merged_into__isnull=True)
+        .exclude(pk__in=Fact.objects.filter(scope=scope).values("subject_id"))
+        .exclude(pk__in=Fact.objects.filter(scope=scope, object_entity__isnull=False).values("object_entity_id"))
+        .exclude(pk__in=Mention.objects.filter(scope=scope).values("entity_id"))
+        .exclude(pk__in=Entity.objects.filter(scope=scope, merged_into__isnull=False).values("merged_into_id"))
+    )
+    rows = list(orphans.select_for_update().values_list("pk", "public_id"))
+    pks = [pk for pk, _ in rows]
+    counts["aliases"] = EntityAlias.objects.filter(scope=scope, entity_id__in=pks).delete()[0]
+    counts["vectors"] += Embedding.objects.filter(scope=scope, target_type=EmbeddingTarget.ENTITY, target_id__in=pks).delete()[0]
+    Entity.objects.filter(pk__in=pks).delete()
+    counts["entities"] = len(pks)
+    return [public for _, public in rows]
+
+
+def _audit_scrub(*, scope: Scope, targets: list[tuple[str, uuid.UUID]], counts: Counter, only: frozenset[str] | None = None) -> None:
+    """Audit events about erased rows keep who did what when, but not what was said (with
+    `only`: just these strings, for a row that stays)."""
+    if not targets:
+        return
+    about = Q()
+    for target_type, public_id in targets:
+        about |= Q(target_type=target_type, target_id=str(public_id))
+    events = list(AuditEvent.objects.filter(about, scope=scope).select_for_update())
+    changed = []
+    for event in events:
+        before, after = _scrub(event.before, only), _scrub(event.after, only)
+        if (before, after) != (event.before, event.after):
+            event.before, event.after = before, after
+            changed.append(event)
+    AuditEvent.objects.bulk_update(changed, ["before", "after"])
+    counts["audit_events_scrubbed"] += len(changed)
+
+
+def _scrub(payload, only: frozenset[str] | None):
+    if isinstance(payload, dict):
+        return {key: value if key in _AUDIT_KEYS_KEPT else _scrub(value, only) for key, value in payload.items()}
+    if isinstance(payload, list):
+        return [_scrub(value, only) for value in payload]
+    if isinstance(payload, str) and (only is None or payload in only):
+        return SCRUBBED
+    return payload
