@@ -135,21 +135,31 @@ def remember(
     return {"scope": target.slug, **asdict(result), "facts": [fact_as_dict(fact) for fact in facts]}
 
 
-@_tool
-def recall(
-    principal: Principal,
-    scope: ScopeSlug,
-    query: Annotated[str, Field(description="What to look for, in plain words or as a question.")],
-    k: HowMany = 10,
-    as_of: Annotated[str | None, Field(
-        description="Answer as the memory stood on this date (YYYY-MM-DD); default: now.",
-    )] = None,
-    include_history: Annotated[bool, Field(
-        description="Also return facts that are no longer true (superseded), with their validity intervals.",
-    )] = False,
-    speaker: Speaker = "",
-) -> dict:
-    """Search a scope's long-term memory for the facts and remembered episodes that best match a query.
+Query = Annotated[str, Field(description="What to look for, in plain words or as a question.")]
+AsOf = Annotated[str | None, Field(description="Search the memory as it stood on this date (YYYY-MM-DD); default: now.")]
+IncludeHistory = Annotated[bool, Field(
+    description="Also return facts that are no longer true (superseded), with their validity intervals.",
+)]
+
+
+def _search_tool(search: Callable[..., retrieval.RecallResult], name: str, description: str) -> Callable[..., dict]:
+    """recall and recall_evidence take the same arguments; only the service (and what it keeps) differs."""
+
+    def tool(
+        principal: Principal, scope: ScopeSlug, query: Query, k: HowMany = 10, as_of: AsOf = None,
+        include_history: IncludeHistory = False, speaker: Speaker = "",
+    ) -> dict:
+        target = scope_get(principal, scope, Access.READ)
+        return search(
+            scope=target, query=query, k=k, as_of=as_of, include_history=include_history, speaker=speaker,
+        ).as_dict()
+
+    tool.__name__, tool.__doc__ = name, description
+    return _tool(tool)
+
+
+recall = _search_tool(retrieval.recall, "recall", """
+    Search a scope's long-term memory for the facts and remembered episodes that best match a query.
 
     Call it before answering anything that depends on what the user or the team told you
     earlier, or to check what is already known before remembering something. Results are ranked;
@@ -158,39 +168,17 @@ def recall(
     true) and where it came from. Time phrases in the query ("last March", "in 2024") filter by
     time. `scope` is the slug of the shared memory space to search (see list_scopes).
 
-    Example: {"scope": "team-notes", "query": "where does ankesh live?", "speaker": "ankesh"}"""
-    target = scope_get(principal, scope, Access.READ)
-    return retrieval.recall(
-        scope=target, query=query, k=k, as_of=as_of, include_history=include_history, speaker=speaker,
-    ).as_dict()
+    Example: {"scope": "team-notes", "query": "where does ankesh live?", "speaker": "ankesh"}""")
 
-
-@_tool
-def recall_evidence(
-    principal: Principal,
-    scope: ScopeSlug,
-    query: Annotated[str, Field(description="What to look for, in plain words or as a question.")],
-    k: HowMany = 10,
-    as_of: Annotated[str | None, Field(
-        description="Search the memory as it stood on this date (YYYY-MM-DD); default: now.",
-    )] = None,
-    include_history: Annotated[bool, Field(
-        description="Also return facts that are no longer true (superseded), with their validity intervals.",
-    )] = False,
-    speaker: Speaker = "",
-) -> dict:
-    """Search a scope's memory like recall, but return the raw conversation turns as evidence too.
+recall_evidence = _search_tool(retrieval.recall_evidence, "recall_evidence", """
+    Search a scope's memory like recall, but return the raw conversation turns as evidence too.
 
     Call it when you need the exact words that were said (to quote them, or to judge an answer
     yourself), for example about a past conversation. Turns come with their session and turn ids;
     facts with their validity intervals; every item with its lane scores. `scope` is the slug of
     the shared memory space to search (see list_scopes).
 
-    Example: {"scope": "team-notes", "query": "what did Caroline say about the adoption agency?"}"""
-    target = scope_get(principal, scope, Access.READ)
-    return retrieval.recall_evidence(
-        scope=target, query=query, k=k, as_of=as_of, include_history=include_history, speaker=speaker,
-    ).as_dict()
+    Example: {"scope": "team-notes", "query": "what did Caroline say about the adoption agency?"}""")
 
 
 @_tool

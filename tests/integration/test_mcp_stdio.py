@@ -11,20 +11,11 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from tests.integration.mcp_world import (
     CALL_TIMEOUT, ROOT, episode_count, error_text, expected_tools, memoryweb_command, payload,
-    remember_recall_answer_history, server_env, world_create, world_flush,
+    remember_recall_answer_history, server_env,
 )
 
 # django_db: the test database is set up (and each test reads it in its own transaction).
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
-
-
-@pytest.fixture(scope="module")
-def world(django_db_setup, django_db_blocker):
-    with django_db_blocker.unblock():
-        world = world_create()
-    yield world
-    with django_db_blocker.unblock():
-        world_flush()
 
 
 def run_stdio(world, options: list[str], work):
@@ -47,7 +38,7 @@ def run_stdio(world, options: list[str], work):
     return anyio.run(main)
 
 
-def test_as_a_user_the_tools_are_listed_and_the_core_works(world):
+def test_as_a_user_the_tools_are_listed_and_the_core_works(mcp_world):
     async def work(session):
         tools = (await session.list_tools()).tools
         await remember_recall_answer_history(session)
@@ -55,7 +46,7 @@ def test_as_a_user_the_tools_are_listed_and_the_core_works(world):
         elsewhere = await session.call_tool("recall", {"scope": "mcp-elsewhere", "query": "anything"})
         return tools, scopes, elsewhere
 
-    initialized, (tools, scopes, elsewhere) = run_stdio(world, ["--as", "mcp-ada"], work)
+    initialized, (tools, scopes, elsewhere) = run_stdio(mcp_world, ["--as", "mcp-ada"], work)
     assert initialized.server_info.name == "memoryweb"
     assert {tool.name for tool in tools} == expected_tools()
     assert all(tool.description and tool.input_schema["type"] == "object" for tool in tools)
@@ -63,17 +54,17 @@ def test_as_a_user_the_tools_are_listed_and_the_core_works(world):
     assert error_text(elsewhere) == "No scope named 'mcp-elsewhere'."
 
 
-def test_a_viewer_cannot_remember_and_nothing_is_written(world):
+def test_a_viewer_cannot_remember_and_nothing_is_written(mcp_world):
     async def work(session):
         return await session.call_tool("remember", {"scope": "mcp-notes", "text": "I moved to Oslo"})
 
     before = episode_count()
-    _, refused = run_stdio(world, ["--as", "mcp-vic"], work)
+    _, refused = run_stdio(mcp_world, ["--as", "mcp-vic"], work)
     assert error_text(refused) == "You may not write scope 'mcp-notes'."
     assert episode_count() == before
 
 
-def test_through_a_token_the_tools_keep_to_its_scope_and_rights(world):
+def test_through_a_token_the_tools_keep_to_its_scope_and_rights(mcp_world):
     async def work(session):
         return (
             payload(await session.call_tool("list_scopes", {}))["scopes"],
@@ -83,7 +74,7 @@ def test_through_a_token_the_tools_keep_to_its_scope_and_rights(world):
         )
 
     before = episode_count()
-    _, (scopes, remembered, secret, found) = run_stdio(world, ["--token", world.tokens["read"]], work)
+    _, (scopes, remembered, secret, found) = run_stdio(mcp_world, ["--token", mcp_world.tokens["read"]], work)
     assert [(s["slug"], s["access"]) for s in scopes] == [("mcp-notes", "read")]
     assert error_text(remembered) == "You may not write scope 'mcp-notes'."
     assert error_text(secret) == "No scope named 'mcp-secret'."
@@ -92,10 +83,10 @@ def test_through_a_token_the_tools_keep_to_its_scope_and_rights(world):
 
 
 @pytest.mark.parametrize("options", [["--token", "revoked"], ["--token", "mw_0123456789ab_wrong"], ["--as", "nobody"]])
-def test_a_revoked_or_wrong_token_or_unknown_user_ends_before_serving(world, options):
-    options = [world.tokens.get(option, option) for option in options]
+def test_a_revoked_or_wrong_token_or_unknown_user_ends_before_serving(mcp_world, options):
+    options = [mcp_world.tokens.get(option, option) for option in options]
     done = subprocess.run(
-        memoryweb_command("mcp", *options), cwd=ROOT, env=server_env(world), input="", capture_output=True, text=True,
+        memoryweb_command("mcp", *options), cwd=ROOT, env=server_env(mcp_world), input="", capture_output=True, text=True,
         timeout=CALL_TIMEOUT,
     )
     assert done.returncode == 1 and done.stdout == ""
