@@ -9,7 +9,6 @@ error becomes a tool error (`isError`) carrying its message, never an empty succ
 
 import inspect
 import json
-import logging
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import asdict
@@ -35,8 +34,6 @@ from memories.services.extract import episode_get
 from memories.services.facts import fact_as_dict, fact_list_for_episode
 from memories.services.ingest import remember as remember_service
 from retrieval import services as retrieval
-
-logger = logging.getLogger("memoryweb.mcp")
 
 # Who is calling. HTTP: set by McpAuth for the request (the SDK hands each message's context to
 # its handler). stdio: set once for the process by the `mcp` command.
