@@ -41,5 +41,5 @@ class Command(MemorywebCommand):
         out.flush()
         uvicorn.run(
             "memoryweb.asgi:application", host=options["host"], port=options["port"], workers=options["workers"],
-            log_level="info", lifespan="off",
+            log_level="info", lifespan="on",  # the MCP session manager runs in the lifespan (asgi.py)
         )
