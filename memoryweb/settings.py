@@ -1,6 +1,7 @@
 """Settings, all from the environment (see .env.example). Local defaults just work:
 an embedded PostgreSQL under MEMORYWEB_HOME and Celery tasks run in-process."""
 
+import re
 import secrets
 from pathlib import Path
 
@@ -252,6 +253,21 @@ MEMORYWEB_WARM_UP = env_bool("MEMORYWEB_WARM_UP", True)
 # The vector search runs beside BM25 on a second connection (outside transactions); see retrieval/concurrent.py.
 RETRIEVAL_CONCURRENT = env_bool("RETRIEVAL_CONCURRENT", True)
 RETRIEVAL_CONCURRENT_THREADS = env_int("RETRIEVAL_CONCURRENT_THREADS", 6, minimum=1)
+
+# The cache: Redis when REDIS_URL is set (shared by every process: the API's rate limit counts
+# there), else this process's memory.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+    if REDIS_URL
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "memoryweb"}
+}
+
+# The API (memoryweb/api.py): requests per token (or browser user) as N/s, N/m, N/h or N/d; the
+# largest request body in bytes (a larger one is answered 413).
+MEMORYWEB_API_RATE = env_str("MEMORYWEB_API_RATE", "600/m")
+if not re.fullmatch(r"[1-9][0-9]*/(s|sec|m|min|h|hour|d|day)", MEMORYWEB_API_RATE):
+    raise ImproperlyConfigured(f"MEMORYWEB_API_RATE must look like 600/m (per s, m, h or d), not {MEMORYWEB_API_RATE!r}.")
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MEMORYWEB_MAX_REQUEST_BYTES", 2 * 1024 * 1024, minimum=1024)
 
 # Limits.
 MEMORYWEB_MAX_TEXT_BYTES = env_int("MEMORYWEB_MAX_TEXT_BYTES", 32 * 1024, minimum=1)

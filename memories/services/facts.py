@@ -11,7 +11,7 @@ import re
 import uuid
 
 from django.db import transaction
-from django.db.models import F, QuerySet
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from accounts.audit import audit_record
@@ -74,6 +74,33 @@ def fact_history(*, scope: Scope, entity_name_or_id: str | None = None, attribut
     if attribute:
         facts = facts.filter(attribute=canonical_attribute(attribute))
     return facts.order_by("subject__name", "attribute", F("valid_from").asc(nulls_first=True), "id")
+
+
+def entity_list(*, scope: Scope, query: str = "") -> QuerySet[Entity]:
+    """Canonical entities (merged ones are found through what they were merged into), by name;
+    `query` matches a name or any alias, case-insensitively."""
+    entities = Entity.objects.in_scope(scope).filter(merged_into__isnull=True)
+    query = (query or "").strip()
+    if query:
+        entities = entities.filter(Q(name__icontains=query) | Q(aliases__alias__icontains=query)).distinct()
+    return entities.order_by("name", "id")
+
+
+def fact_chain(*, scope: Scope, fact: Fact) -> list[Fact]:
+    """The whole supersession chain through `fact`, oldest first: what it replaced, and what replaced it."""
+    facts = _facts(scope)
+    chain, seen = [fact], {fact.pk}
+    earlier = fact
+    while earlier.supersedes_id is not None and earlier.supersedes_id not in seen:
+        earlier = facts.get(pk=earlier.supersedes_id)
+        seen.add(earlier.pk)
+        chain.insert(0, earlier)
+    later = fact
+    while (successor := facts.filter(supersedes=later).exclude(pk__in=seen).order_by("id").first()) is not None:
+        seen.add(successor.pk)
+        chain.append(successor)
+        later = successor
+    return chain
 
 
 def fact_list_for_episode(*, scope: Scope, episode: Episode) -> QuerySet[Fact]:
@@ -206,6 +233,20 @@ def fact_as_dict(fact: Fact) -> dict:
         "provenance": fact.provenance,
         "author": fact.author.username if fact.author_id else None,
     }
+
+
+def episode_as_dict(episode: Episode, *, facts: list[Fact] | None = None) -> dict:
+    """A JSON-ready view of an episode and its processing status (with the facts it produced, when given)."""
+    data = {
+        "id": str(episode.public_id), "status": episode.status, "error": episode.error, "attempts": episode.attempts,
+        "text": episode.text, "speaker": episode.speaker, "occurred_at": episode.occurred_at.isoformat(),
+        "ingested_at": episode.ingested_at.isoformat(), "importance": episode.importance, "source": episode.source,
+        "session_id": episode.session.external_id if episode.session_id else None,
+        "turn_id": episode.turn.external_id if episode.turn_id else None,
+    }
+    if facts is not None:
+        data["facts"] = [fact_as_dict(fact) for fact in facts]
+    return data
 
 
 def _facts(scope: Scope) -> QuerySet[Fact]:

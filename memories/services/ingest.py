@@ -54,6 +54,15 @@ class IngestResult:
     def skipped(self) -> int:
         return len(self.episodes) - self.created
 
+    def as_dict(self) -> dict:
+        return {
+            "session_id": self.session_id, "created": self.created, "skipped": self.skipped,
+            "episodes": [
+                {"episode_id": str(e.episode_id), "turn_id": e.turn_id, "status": e.status, "created": e.created}
+                for e in self.episodes
+            ],
+        }
+
 
 def remember(
     *, scope: Scope, text: str, speaker: str = "", occurred_at: datetime | date | str | None = None,

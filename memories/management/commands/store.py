@@ -2,7 +2,7 @@ from accounts.permissions import Access
 from memoryweb.management.base import MemorywebCommand
 from memories.scopes import scope_get
 from memories.services.extract import episode_get
-from memories.services.facts import fact_as_dict, fact_list_for_episode
+from memories.services.facts import episode_as_dict, fact_as_dict, fact_list_for_episode
 from memories.services.ingest import remember
 
 
@@ -24,11 +24,7 @@ class Command(MemorywebCommand):
         )
         episode = episode_get(scope=scope, episode_public_id=result.episodes[0].episode_id)
         facts = list(fact_list_for_episode(scope=scope, episode=episode))
-        data = {
-            "episode": {"id": str(episode.public_id), "status": episode.status, "error": episode.error,
-                        "occurred_at": episode.occurred_at.isoformat()},
-            "facts": [fact_as_dict(f) for f in facts],
-        }
+        data = {"episode": episode_as_dict(episode), "facts": [fact_as_dict(f) for f in facts]}
         lines = [f"Stored episode {episode.public_id} ({episode.status})."]
         if episode.status == "failed":
             lines.append(f"Extraction failed: {episode.error}")

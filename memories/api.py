@@ -1,0 +1,244 @@
+"""API v1 for the memory core: scopes, remembering, sessions, episodes, entities and facts.
+
+Doors only: each handler resolves the scope through the caller's principal, calls one service,
+and renders what the service returns. Mounted in memoryweb/api.py."""
+
+from datetime import datetime
+
+from django.http import HttpRequest
+from ninja import Field, Router, Schema
+from ninja.pagination import LimitOffsetPagination, paginate
+from ninja.responses import Status
+
+from accounts.permissions import Access, can
+from memories.scopes import scope_get, scope_list
+from memories.services.extract import episode_get, episode_retry
+from memories.services.facts import (
+    entity_get, entity_list, episode_as_dict, fact_as_dict, fact_chain, fact_correct, fact_get, fact_list,
+    fact_list_for_episode, fact_restore, fact_retract,
+)
+from memories.services.ingest import ingest_session, remember
+
+router = Router(tags=["memory"])
+
+
+class Error(Schema):
+    status: int
+    code: str
+    message: str
+    errors: list[dict] | None = None
+
+
+ERRORS = {400: Error, 401: Error, 403: Error, 404: Error, 409: Error, 413: Error, 422: Error, 429: Error}
+
+
+class ScopeOut(Schema):
+    slug: str
+    name: str
+    description: str
+    team: str
+    can_write: bool
+
+
+class FactOut(Schema):
+    id: str
+    subject: str
+    subject_id: str
+    attribute: str
+    value: str
+    object_entity: str | None
+    sentence: str
+    valid_from: datetime | None
+    valid_to: datetime | None
+    status: str
+    supersedes: str | None
+    source_episode: str | None
+    confidence: float
+    importance: float
+    provenance: str
+    author: str | None
+
+
+class EpisodeOut(Schema):
+    id: str
+    status: str = Field(description="pending → processing → done | failed")
+    error: str
+    attempts: int
+    text: str
+    speaker: str
+    occurred_at: datetime
+    ingested_at: datetime
+    importance: float | None
+    source: str
+    session_id: str | None
+    turn_id: str | None
+    facts: list[FactOut] = Field(default_factory=list, description="what extraction produced from it")
+
+
+class IngestedEpisodeOut(Schema):
+    episode_id: str
+    turn_id: str | None
+    status: str
+    created: bool = Field(description="false: this turn was sent before and was left as it was")
+
+
+class IngestOut(Schema):
+    session_id: str | None
+    created: int
+    skipped: int
+    episodes: list[IngestedEpisodeOut]
+
+
+class EntityOut(Schema):
+    id: str
+    name: str
+    kind: str
+    aliases: list[str]
+
+
+class EntityDetailOut(EntityOut):
+    facts: list[FactOut] = Field(description="its active facts")
+
+
+class FactDetailOut(Schema):
+    fact: FactOut
+    chain: list[FactOut] = Field(description="the whole supersession chain through this fact, oldest first")
+
+
+class RememberIn(Schema):
+    text: str = Field(description="what was said or should be remembered; 'I' means the speaker", examples=["I moved to Berlin"])
+    speaker: str = Field("", description="who said it (default: the caller)")
+    occurred_at: str | None = Field(None, description="when it happened, ISO 8601 (default: now)", examples=["2025-02-10"])
+    session_id: str | None = Field(None, description="append it to this conversation")
+
+
+class MessageIn(Schema):
+    id: str = Field(description="the caller's turn id; a turn sent again is skipped")
+    speaker: str = ""
+    text: str
+    occurred_at: str | None = Field(None, description="ISO 8601")
+
+
+class SessionIn(Schema):
+    session_id: str
+    messages: list[MessageIn]
+
+
+class CorrectIn(Schema):
+    value: str | None = Field(None, description="the right value")
+    sentence: str | None = Field(None, description="the corrected sentence (default: the old one with the value replaced)")
+    attribute: str | None = None
+
+
+class RetractIn(Schema):
+    reason: str = ""
+
+
+def _principal(request: HttpRequest):
+    return request.auth
+
+
+def _facts_out(facts) -> list[dict]:
+    return [fact_as_dict(fact) for fact in facts]
+
+
+def _entity_out(entity, *, facts=None) -> dict:
+    data = {
+        "id": str(entity.public_id), "name": entity.name, "kind": entity.kind,
+        "aliases": sorted({alias.alias for alias in entity.aliases.all()}),
+    }
+    if facts is not None:
+        data["facts"] = _facts_out(facts)
+    return data
+
+
+@router.get("/scopes", response={200: list[ScopeOut], **ERRORS}, summary="The scopes the caller may see")
+@paginate(LimitOffsetPagination)
+def scopes(request: HttpRequest):
+    principal = _principal(request)
+    return [
+        {"slug": s.slug, "name": s.name, "description": s.description, "team": s.team.slug, "can_write": can(principal, s, Access.WRITE)}
+        for s in scope_list(principal=principal)
+    ]
+
+
+@router.post("/scopes/{slug}/remember", response={202: IngestOut, **ERRORS}, summary="Remember a text")
+def remember_text(request: HttpRequest, slug: str, payload: RememberIn):
+    principal = _principal(request)
+    scope = scope_get(principal, slug, Access.WRITE)
+    result = remember(
+        scope=scope, text=payload.text, speaker=payload.speaker, occurred_at=payload.occurred_at, actor=principal,
+        source="api", session_id=payload.session_id,
+    )
+    return Status(202, result.as_dict())
+
+
+@router.post("/scopes/{slug}/sessions", response={202: IngestOut, **ERRORS}, summary="Ingest a session of messages (idempotent)")
+def ingest(request: HttpRequest, slug: str, payload: SessionIn):
+    principal = _principal(request)
+    scope = scope_get(principal, slug, Access.WRITE)
+    result = ingest_session(
+        scope=scope, session_id=payload.session_id, messages=[m.dict() for m in payload.messages], actor=principal, source="api",
+    )
+    return Status(202, result.as_dict())
+
+
+@router.get("/scopes/{slug}/episodes/{episode_id}", response={200: EpisodeOut, **ERRORS}, summary="An episode's status and its facts")
+def episode(request: HttpRequest, slug: str, episode_id: str):
+    scope = scope_get(_principal(request), slug, Access.READ)
+    found = episode_get(scope=scope, episode_public_id=episode_id)
+    return episode_as_dict(found, facts=list(fact_list_for_episode(scope=scope, episode=found)))
+
+
+@router.post("/scopes/{slug}/episodes/{episode_id}/retry", response={202: EpisodeOut, **ERRORS}, summary="Retry a failed episode")
+def episode_retry_view(request: HttpRequest, slug: str, episode_id: str):
+    principal = _principal(request)
+    scope = scope_get(principal, slug, Access.WRITE)
+    retried = episode_retry(scope=scope, episode_public_id=episode_id, actor=principal)
+    return Status(202, episode_as_dict(retried, facts=list(fact_list_for_episode(scope=scope, episode=retried))))
+
+
+@router.get("/scopes/{slug}/entities", response={200: list[EntityOut], **ERRORS}, summary="Entities, searched by name or alias")
+@paginate(LimitOffsetPagination)
+def entities(request: HttpRequest, slug: str, q: str = ""):
+    scope = scope_get(_principal(request), slug, Access.READ)
+    return [_entity_out(e) for e in entity_list(scope=scope, query=q).prefetch_related("aliases")]
+
+
+@router.get("/scopes/{slug}/entities/{entity_id}", response={200: EntityDetailOut, **ERRORS}, summary="An entity with its active facts")
+def entity(request: HttpRequest, slug: str, entity_id: str):
+    scope = scope_get(_principal(request), slug, Access.READ)
+    found = entity_get(scope=scope, name_or_id=entity_id)
+    return _entity_out(found, facts=fact_list(scope=scope, entity=str(found.public_id)))
+
+
+@router.get("/scopes/{slug}/facts/{fact_id}", response={200: FactDetailOut, **ERRORS}, summary="A fact with its supersession chain")
+def fact(request: HttpRequest, slug: str, fact_id: str):
+    scope = scope_get(_principal(request), slug, Access.READ)
+    found = fact_get(scope=scope, fact_public_id=fact_id)
+    return {"fact": fact_as_dict(found), "chain": _facts_out(fact_chain(scope=scope, fact=found))}
+
+
+@router.post("/scopes/{slug}/facts/{fact_id}/correct", response={200: FactOut, **ERRORS}, summary="Correct a fact (a manual fact supersedes it)")
+def correct(request: HttpRequest, slug: str, fact_id: str, payload: CorrectIn):
+    principal = _principal(request)
+    scope = scope_get(principal, slug, Access.WRITE)
+    corrected = fact_correct(
+        scope=scope, fact_public_id=fact_id, value=payload.value, sentence=payload.sentence, attribute=payload.attribute,
+        actor=principal,
+    )
+    return fact_as_dict(corrected)
+
+
+@router.post("/scopes/{slug}/facts/{fact_id}/retract", response={200: FactOut, **ERRORS}, summary="Retract a fact")
+def retract(request: HttpRequest, slug: str, fact_id: str, payload: RetractIn):
+    principal = _principal(request)
+    scope = scope_get(principal, slug, Access.WRITE)
+    return fact_as_dict(fact_retract(scope=scope, fact_public_id=fact_id, actor=principal, reason=payload.reason))
+
+
+@router.post("/scopes/{slug}/facts/{fact_id}/restore", response={200: FactOut, **ERRORS}, summary="Restore a retracted fact")
+def restore(request: HttpRequest, slug: str, fact_id: str):
+    principal = _principal(request)
+    scope = scope_get(principal, slug, Access.WRITE)
+    return fact_as_dict(fact_restore(scope=scope, fact_public_id=fact_id, actor=principal))

@@ -1,0 +1,119 @@
+"""API v1 for retrieval: recall, recall evidence, answers and history. Doors only (see memories/api.py)."""
+
+from datetime import datetime
+from typing import Literal
+
+from django.http import HttpRequest
+from ninja import Field, Router, Schema
+
+from accounts.permissions import Access
+from memories.api import ERRORS, FactOut
+from memories.scopes import scope_get
+from memories.services.facts import fact_as_dict
+from retrieval.services import answer, history, recall, recall_evidence
+
+router = Router(tags=["retrieval"])
+
+
+class SourceOut(Schema):
+    episode: str | None
+    session: str | None
+    turn: str | None
+
+
+class ItemOut(Schema):
+    kind: Literal["fact", "episode", "turn"]
+    id: str
+    text: str
+    score: float
+    lanes: dict[str, float] = Field(description="similarity, importance and recency, each 0..1: why it ranked")
+    status: str | None
+    valid_from: datetime | None
+    valid_to: datetime | None
+    occurred_at: datetime | None
+    speaker: str
+    source: SourceOut = Field(description="where it came from")
+    why: list[str]
+    subject: str | None = None
+    attribute: str | None = None
+    value: str | None = None
+
+
+class WindowOut(Schema):
+    start: datetime | None
+    end: datetime | None
+    phrase: str
+
+
+class RecallOut(Schema):
+    query: str
+    results: list[ItemOut]
+    window: WindowOut | None = Field(description="the time window read from the query, if any")
+    as_of: datetime | None
+    include_history: bool
+    entities: list[str]
+    lexemes: list[str]
+
+
+class AnswerOut(Schema):
+    question: str
+    answer: str
+    citations: list[str] = Field(description="ids of the evidence the answer rests on")
+    facts_used: list[str]
+    provider: str
+    window: WindowOut | None
+    evidence: list[ItemOut]
+
+
+class Filters(Schema):
+    kinds: list[Literal["fact", "episode", "turn"]] | None = None
+    speaker: str | None = None
+    since: str | None = Field(None, description="ISO 8601 date")
+    until: str | None = Field(None, description="ISO 8601 date")
+
+
+class RecallIn(Schema):
+    query: str = Field(examples=["where do I live?"])
+    k: int = Field(10, ge=1, le=200)
+    speaker: str = Field("", description="who asks: 'I' and 'my' mean this person")
+    as_of: str | None = Field(None, description="answer as the memory stood on this date (ISO 8601)")
+    include_history: bool = Field(False, description="include superseded and retracted facts")
+    filters: Filters | None = None
+
+
+class AnswerIn(Schema):
+    question: str = Field(examples=["Did I ever live in San Francisco?"])
+    k: int = Field(10, ge=1, le=200)
+    speaker: str = ""
+
+
+def _recall(request: HttpRequest, slug: str, payload: RecallIn, search) -> dict:
+    scope = scope_get(request.auth, slug, Access.READ)
+    filters = payload.filters.dict(exclude_none=True) if payload.filters else None
+    result = search(
+        scope=scope, query=payload.query, k=payload.k, filters=filters, as_of=payload.as_of,
+        include_history=payload.include_history, speaker=payload.speaker,
+    )
+    return result.as_dict()
+
+
+@router.post("/scopes/{slug}/recall", response={200: RecallOut, **ERRORS}, summary="Recall facts and episodes")
+def recall_view(request: HttpRequest, slug: str, payload: RecallIn):
+    return _recall(request, slug, payload, recall)
+
+
+@router.post("/scopes/{slug}/recall/evidence", response={200: RecallOut, **ERRORS}, summary="Recall with raw turns as evidence")
+def recall_evidence_view(request: HttpRequest, slug: str, payload: RecallIn):
+    return _recall(request, slug, payload, recall_evidence)
+
+
+@router.post("/scopes/{slug}/answer", response={200: AnswerOut, **ERRORS}, summary="Answer a question, citing the evidence")
+def answer_view(request: HttpRequest, slug: str, payload: AnswerIn):
+    scope = scope_get(request.auth, slug, Access.READ)
+    return answer(scope=scope, question=payload.question, speaker=payload.speaker, k=payload.k).as_dict()
+
+
+@router.get("/scopes/{slug}/history", response={200: list[FactOut], **ERRORS}, summary="What was true when, about an entity")
+def history_view(request: HttpRequest, slug: str, entity: str, attribute: str | None = None):
+    scope = scope_get(request.auth, slug, Access.READ)
+    return [fact_as_dict(fact) for fact in history(scope=scope, entity=entity, attribute=attribute)]
