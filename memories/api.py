@@ -18,6 +18,7 @@ from memories.services.facts import (
     fact_list_for_episode, fact_restore, fact_retract,
 )
 from memories.services.ingest import ingest_session, remember
+from retrieval.services import episode_forget
 
 router = Router(tags=["memory"])
 
@@ -105,6 +106,14 @@ class FactDetailOut(Schema):
     chain: list[FactOut] = Field(description="the whole supersession chain through this fact, oldest first")
 
 
+class ForgetOut(Schema):
+    episode_id: str
+    scope: str
+    forgotten_at: datetime
+    forgotten_by: str
+    counts: dict[str, int] = Field(description="what was erased or changed, by kind")
+
+
 class RememberIn(Schema):
     text: str = Field(description="what was said or should be remembered; 'I' means the speaker", examples=["I moved to Berlin"])
     speaker: str = Field("", description="who said it (default: the caller)")
@@ -188,6 +197,16 @@ def episode(request: HttpRequest, slug: str, episode_id: str):
     scope = scope_get(_principal(request), slug, Access.READ)
     found = episode_get(scope=scope, episode_public_id=episode_id)
     return episode_as_dict(found, facts=list(fact_list_for_episode(scope=scope, episode=found)))
+
+
+@router.delete("/scopes/{slug}/episodes/{episode_id}", response={200: ForgetOut, **ERRORS},
+               summary="Forget an episode: erase it and all that only it put into the memory")
+def episode_forget_view(request: HttpRequest, slug: str, episode_id: str):
+    # The path is the episode's, so the route sits beside its GET; the service is retrieval's
+    # (it also erases the search index). It refuses a principal that may not write (403) itself.
+    principal = _principal(request)
+    scope = scope_get(principal, slug, Access.READ)
+    return episode_forget(principal=principal, scope=scope, episode_public_id=episode_id).as_dict()
 
 
 @router.post("/scopes/{slug}/episodes/{episode_id}/retry", response={202: EpisodeOut, **ERRORS}, summary="Retry a failed episode")

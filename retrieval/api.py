@@ -117,3 +117,4 @@ def answer_view(request: HttpRequest, slug: str, payload: AnswerIn):
 def history_view(request: HttpRequest, slug: str, entity: str, attribute: str | None = None):
     scope = scope_get(request.auth, slug, Access.READ)
     return [fact_as_dict(fact) for fact in history(scope=scope, entity=entity, attribute=attribute)]
+

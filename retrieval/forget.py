@@ -32,7 +32,7 @@ from django.utils import timezone
 from accounts.audit import audit_record
 from accounts.models import AuditEvent
 from accounts.permissions import Access, Principal, can
-from memoryweb.errors import Forbidden, InvalidInput, NotFound
+from memoryweb.errors import Forbidden, NotFound
 from memories.extraction.vocabulary import is_single_valued
 from memories.models import (
     Embedding, EmbeddingTarget, Entity, EntityAlias, Episode, Fact, FactStatus, FactSupport, Mention, Provenance, Scope, Session,
@@ -85,7 +85,7 @@ def episode_forget(*, principal: Principal, scope: Scope, episode_public_id: uui
         raise NotFound(f"No scope named {scope.slug!r}.")
     if not can(principal, scope, Access.WRITE):
         raise Forbidden(f"You may not write scope {scope.slug!r}.")
-    public_id = _episode_uuid(episode_public_id)
+    public_id = _episode_uuid(episode_public_id, scope=scope)
     counts: Counter[str] = Counter()
     with transaction.atomic():
         # The indexers' lock first: one waiting on it re-reads after our commit, so it cannot
@@ -138,11 +138,12 @@ def episode_forget(*, principal: Principal, scope: Scope, episode_public_id: uui
     return receipt
 
 
-def _episode_uuid(value) -> uuid.UUID:
+def _episode_uuid(value, *, scope: Scope) -> uuid.UUID:
+    # A malformed id names no episode: the same 404 as an unknown one, as episode_get answers.
     try:
         return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value).strip())
     except ValueError:
-        raise InvalidInput(f"{value!r} is not an episode id (a UUID).") from None
+        raise NotFound(f"No episode {value!r} in scope {scope.slug!r}.") from None
 
 
 def _facts_settle(*, scope: Scope, episode: Episode, counts: Counter) -> tuple[list[Fact], list[int]]:

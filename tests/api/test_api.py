@@ -146,3 +146,15 @@ def test_the_openapi_schema_and_docs_are_served(client):
     assert "/api/v1/scopes/{slug}/recall" in schema["paths"]
     assert schema["components"]["securitySchemes"]
     assert client.get("/api/v1/docs").status_code == 200
+
+
+def test_forget_erases_the_episode_and_returns_a_receipt(api, stored):
+    response = api.delete(f"/scopes/alpha/episodes/{stored['episode_id']}")
+    assert response.status_code == 200, response.json()
+    receipt = response.json()
+    assert receipt["episode_id"] == stored["episode_id"] and receipt["counts"]["episodes"] == 1
+    assert api.get(f"/scopes/alpha/episodes/{stored['episode_id']}").status_code == 404
+    assert api.delete(f"/scopes/alpha/episodes/{stored['episode_id']}").status_code == 404
+    found = api.post("/scopes/alpha/recall/evidence", {"query": "San Francisco New York"}).json()["results"]
+    assert not any("San Francisco" in item["text"] for item in found)
+    assert api.get("/scopes/alpha/entities", q="york").json()["count"] == 0

@@ -28,6 +28,7 @@ OPERATIONS = [
     ("post", "/scopes/alpha/facts/{fact}/correct", {"value": "Oslo"}, True),
     ("post", "/scopes/alpha/facts/{fact}/retract", {"reason": "x"}, True),
     ("post", "/scopes/alpha/facts/{fact}/restore", None, True),
+    ("delete", "/scopes/alpha/episodes/{episode}", None, True),
 ]
 
 
@@ -66,6 +67,10 @@ def _callers(cast, tokens) -> dict:
     }
 
 
+def _call(caller: Api, method: str, path: str, body):
+    return caller.get(path) if method == "get" else caller.delete(path) if method == "delete" else caller.post(path, body)
+
+
 def _session(client: Client) -> Api:
     session = Api()
     session.client = client
@@ -91,7 +96,7 @@ def test_every_operation_refuses_every_caller_it_must(cast, tokens, rows):
             if expected is None:
                 continue  # a read the caller may make
             path = template.format(**rows)
-            response = caller.get(path) if method == "get" else caller.post(path, body)
+            response = _call(caller, method, path, body)
             if response.status_code != expected or response.json().get("status") != expected:
                 failures.append(f"{name}: {method.upper()} {path} → {response.status_code}, expected {expected}")
     assert not failures, "\n".join(failures)
@@ -106,7 +111,7 @@ def test_the_allowed_reads_of_a_read_only_token_and_a_viewer_succeed(cast, token
             if writes:
                 continue
             path = template.format(**rows)
-            response = caller.get(path) if method == "get" else caller.post(path, body)
+            response = _call(caller, method, path, body)
             assert response.status_code == 200, (name, path, response.json())
 
 

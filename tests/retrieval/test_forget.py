@@ -12,7 +12,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from accounts.models import AuditEvent
-from memoryweb.errors import Forbidden, InvalidInput, NotFound
+from memoryweb.errors import Forbidden, NotFound
 from memoryweb.providers.embedders import get_embedder
 from memories.models import Embedding, Entity, EntityAlias, Episode, Fact, FactStatus, FactSupport, Mention, Turn
 from memories.services.facts import fact_correct, fact_retract
@@ -275,7 +275,7 @@ def test_an_episode_of_another_scope_is_not_found(talk):
     assert str(missing_here.value).replace(str(other.episode_id), "X") == str(missing_anywhere.value).replace(
         "00000000-0000-4000-8000-000000000000", "X"
     )
-    with pytest.raises(InvalidInput):
+    with pytest.raises(NotFound):
         episode_forget(principal=talk.p_owner, scope=talk.scope_a, episode_public_id="not-a-uuid")
     assert row_counts() == before
 
