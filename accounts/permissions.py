@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 
 from accounts.models import ApiToken, Membership, Role, Team, User
-from memoryweb.errors import NotFound
+from memoryweb.errors import Forbidden, NotFound
 
 # A principal acting through a token re-reads the token's row at most this often, so a token
 # revoked (or a user deactivated) by another process stops working here within this long.
@@ -125,3 +125,16 @@ def can(principal: Principal, scope, access: Access) -> bool:
     if principal.token is not None and not principal.token.scopes.filter(pk=scope.pk).exists():
         return False
     return Membership.objects.filter(user=principal.user, team_id=scope.team_id, role__in=roles_granting(access)).exists()
+
+
+def require(principal: Principal | None, scope, access: Access) -> None:
+    """Refuse unless `principal` may use `scope` for `access`: NotFound when it may not even read
+    it (another team's scope does not exist for it), Forbidden when it may read but not this.
+    Write services call it themselves, so no door can forget it. None is the system itself
+    (an import, a benchmark, the evaluation harness), which no request can be."""
+    if principal is None:
+        return
+    if not can(principal, scope, Access.READ):
+        raise NotFound(f"No scope named {scope.slug!r}.")
+    if access is not Access.READ and not can(principal, scope, access):
+        raise Forbidden(f"You may not {access.value} scope {scope.slug!r}.")

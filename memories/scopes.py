@@ -8,7 +8,7 @@ from django.db import IntegrityError, transaction
 
 from accounts.audit import audit_record
 from accounts.models import Team
-from accounts.permissions import Access, Principal, can, is_team_admin, team_role, teams_for
+from accounts.permissions import Access, Principal, is_team_admin, require, team_role, teams_for
 from memoryweb.errors import Conflict, Forbidden, InvalidInput, NotFound
 from memories.models import DEFAULT_WEIGHTS, SCOPE_SLUG, Scope
 
@@ -26,8 +26,8 @@ def scope_get(principal: Principal, slug: str, access: Access = Access.READ) -> 
     scope = scopes_for(principal, Access.READ).filter(slug=slug).first()
     if scope is None:
         raise NotFound(f"No scope named {slug!r}.")
-    if access is not Access.READ and not can(principal, scope, access):
-        raise Forbidden(f"You may not {access.value} scope {slug!r}.")
+    if access is not Access.READ:
+        require(principal, scope, access)
     return scope
 
 

@@ -31,8 +31,8 @@ from django.utils import timezone
 
 from accounts.audit import audit_record
 from accounts.models import AuditEvent
-from accounts.permissions import Access, Principal, can
-from memoryweb.errors import Forbidden, NotFound
+from accounts.permissions import Access, Principal, require
+from memoryweb.errors import NotFound
 from memories.extraction.vocabulary import is_single_valued
 from memories.models import (
     Embedding, EmbeddingTarget, Entity, EntityAlias, Episode, Fact, FactStatus, FactSupport, Mention, Provenance, Scope, Session,
@@ -81,10 +81,7 @@ def episode_forget(*, principal: Principal, scope: Scope, episode_public_id: uui
 
     Another scope's episode is NotFound, like a missing one; a scope the principal may read but
     not write is Forbidden."""
-    if not can(principal, scope, Access.READ):
-        raise NotFound(f"No scope named {scope.slug!r}.")
-    if not can(principal, scope, Access.WRITE):
-        raise Forbidden(f"You may not write scope {scope.slug!r}.")
+    require(principal, scope, Access.WRITE)
     public_id = _episode_uuid(episode_public_id, scope=scope)
     counts: Counter[str] = Counter()
     with transaction.atomic():

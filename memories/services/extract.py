@@ -23,7 +23,7 @@ from django.utils import timezone
 from pydantic import ValidationError
 
 from accounts.audit import audit_record
-from accounts.permissions import Principal
+from accounts.permissions import Access, Principal, require
 from memoryweb.errors import Conflict, NotFound
 from memoryweb.providers.embedders import EmbedderError, get_embedder
 from memoryweb.providers.failures import ModelError
@@ -142,6 +142,7 @@ def episode_time_out(*, episode_id: int) -> ExtractionOutcome:
 def episode_retry(*, scope: Scope, episode_public_id, actor: Principal | None) -> Episode:
     """Queue a failed episode again (also a pending one whose task was lost, or one stuck in
     processing past the stale limit). Audited."""
+    require(actor, scope, Access.WRITE)
     episode = episode_get(scope=scope, episode_public_id=episode_public_id)
     stale = timezone.now() - timedelta(seconds=settings.MEMORYWEB_EXTRACT_STALE_SECONDS)
     retryable = Q(status__in=[EpisodeStatus.FAILED, EpisodeStatus.PENDING]) | Q(

@@ -15,7 +15,7 @@ from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from accounts.audit import audit_record
-from accounts.permissions import Principal
+from accounts.permissions import Access, Principal, require
 from memoryweb.errors import Conflict, InvalidInput, NotFound
 from memories.extraction.vocabulary import canonical_attribute, is_single_valued
 from memories.models import Entity, Episode, Fact, FactStatus, Provenance, Scope
@@ -112,6 +112,7 @@ def fact_correct(
     actor: Principal | None,
 ) -> Fact:
     """Replace an active fact with a corrected one (provenance manual, author recorded)."""
+    require(actor, scope, Access.WRITE)
     with transaction.atomic():
         old = fact_get(scope=scope, fact_public_id=fact_public_id, lock=True)
         if old.status != FactStatus.ACTIVE:
@@ -168,6 +169,7 @@ def fact_correct(
 
 def fact_retract(*, scope: Scope, fact_public_id, actor: Principal | None, reason: str = "") -> Fact:
     """End an active fact as untrue; nothing is removed."""
+    require(actor, scope, Access.WRITE)
     with transaction.atomic():
         fact = fact_get(scope=scope, fact_public_id=fact_public_id, lock=True)
         if fact.status != FactStatus.ACTIVE:
@@ -185,6 +187,7 @@ def fact_restore(*, scope: Scope, fact_public_id, actor: Principal | None) -> Fa
     """Make a retracted or superseded fact active again. For a single-valued attribute the value
     active now ends (superseded); for a multi-valued one, restoring a value that is active
     already is a conflict."""
+    require(actor, scope, Access.WRITE)
     with transaction.atomic():
         fact = fact_get(scope=scope, fact_public_id=fact_public_id, lock=True)
         if fact.status == FactStatus.ACTIVE:

@@ -20,7 +20,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from accounts.permissions import Principal
+from accounts.permissions import Access, Principal, require
 from memoryweb.errors import InvalidInput, TooLarge
 from memoryweb import queue
 from memories.models import Episode, Scope, Session, Turn
@@ -69,6 +69,7 @@ def remember(
     actor: Principal | None, source: str = "cli", session_id: str | None = None, enqueue: bool = True,
 ) -> IngestResult:
     """Store one thing that was said or noted, then queue its extraction."""
+    require(actor, scope, Access.WRITE)
     now = timezone.now()
     text = _clean_text(text, what="Text")
     speaker = _clean_label(speaker, what="Speaker", max_length=200)
@@ -105,6 +106,7 @@ def ingest_session(
 
     `enqueue=False` queues nothing after the commit (neither extraction nor search indexing):
     for bulk loaders (benchmarks, evaluation) that index and extract in their own time."""
+    require(actor, scope, Access.WRITE)
     now = timezone.now()
     external_id = _clean_label(session_id, what="Session id", max_length=200, required=True)
     source = _clean_label(source, what="Source", max_length=32, required=True)

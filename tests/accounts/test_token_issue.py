@@ -90,3 +90,20 @@ def test_revoking_needs_the_tokens_user_or_a_team_admin(cast):
     token_revoke(token=issued.token, actor=cast.p_viewer)
     token_revoke(token=issued.token, actor=cast.p_owner)  # idempotent: one audit event
     assert AuditEvent.objects.filter(action="token.revoke").count() == 1
+
+
+def test_write_services_refuse_by_themselves_whatever_the_door(cast):
+    # A door that forgot scope_get(…, WRITE) still cannot write through a viewer or an outsider.
+    from memories.models import Episode
+    from memories.services.ingest import ingest_session, remember
+
+    with pytest.raises(Forbidden):
+        remember(scope=cast.scope_a, text="I moved to Oslo", actor=cast.p_viewer)
+    with pytest.raises(NotFound):
+        remember(scope=cast.scope_a, text="I moved to Oslo", actor=cast.p_outsider)
+    with pytest.raises(Forbidden):
+        ingest_session(scope=cast.scope_a, session_id="s", messages=[{"id": "1", "text": "hi"}], actor=cast.p_viewer)
+    read_only = token_issue(actor=cast.p_owner, user=cast.owner, name="ro", scopes=[cast.scope_a])
+    with pytest.raises(Forbidden):
+        remember(scope=cast.scope_a, text="x", actor=Principal.for_token(read_only.token))
+    assert not Episode.objects.exists()

@@ -24,8 +24,9 @@ def committed(django_capture_on_commit_callbacks):
 
 def _lost(cast, text="I moved from San Francisco to New York", *, scope=None, minutes_ago=10) -> Episode:
     """An episode committed `pending` whose extraction message was never sent."""
-    result = remember(scope=scope or cast.scope_a, text=text, speaker="ankesh", occurred_at="2025-02-10",
-                      actor=cast.p_owner, enqueue=False)
+    scope = scope or cast.scope_a
+    actor = cast.p_outsider if scope == cast.scope_b else cast.p_owner
+    result = remember(scope=scope, text=text, speaker="ankesh", occurred_at="2025-02-10", actor=actor, enqueue=False)
     episode = Episode.objects.get(public_id=result.episodes[0].episode_id)
     Episode.objects.filter(pk=episode.pk).update(ingested_at=timezone.now() - timedelta(minutes=minutes_ago))
     return episode
