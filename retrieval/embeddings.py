@@ -1,4 +1,4 @@
-"""Storing and indexing vectors for facts, episodes, turns and entities."""
+"""Storing vectors (of search documents and entities) and the partial HNSW index per model."""
 
 import re
 from collections.abc import Sequence

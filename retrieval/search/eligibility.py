@@ -1,0 +1,81 @@
+"""Which rows a question may return, written once.
+
+A fact: active only by default; superseded ones too for history and "what changed" questions,
+or when `as_of` pins a date (then only the facts valid on it: `valid_from ≤ as_of < valid_to`,
+open sides allowed). In a time window, a fact that held at some time inside it (its interval
+`[valid_from or created_at, valid_to)` overlaps the window), or for "what changed" one that began
+or ended inside it. An episode, a turn or a search document: it happened inside the window and
+by `as_of`. Windows are half-open, `[start, end)`, either side may be open.
+
+The rules are Django `Q` objects: hydration and the entity look-ups filter with them, and BM25,
+which filters inside its own SQL so that its pool fills with eligible documents, gets them
+compiled to SQL (`document_filter`).
+"""
+
+from datetime import datetime
+
+from django.db import connection
+from django.db.models import Exists, F, OuterRef, Q
+from django.db.models.functions import Coalesce
+from django.db.models.lookups import GreaterThanOrEqual, IsNull, LessThan
+
+from memories.models import Fact, FactStatus
+from retrieval.models import Collection, SearchDocument
+from retrieval.search.question import Question
+
+
+def fact_eligible(q: Question) -> Q:
+    """The facts `q` may return."""
+    if q.as_of is not None:
+        rule = Q(status__in=[FactStatus.ACTIVE, FactStatus.SUPERSEDED])
+        rule &= Q(valid_from__isnull=True) | Q(valid_from__lte=q.as_of)
+        rule &= Q(valid_to__isnull=True) | Q(valid_to__gt=q.as_of)
+    elif q.history or q.changes:
+        rule = Q(status__in=[FactStatus.ACTIVE, FactStatus.SUPERSEDED])
+    else:
+        rule = Q(status=FactStatus.ACTIVE)
+    if q.window is None:
+        return rule
+    began = Coalesce("valid_from", "created_at")
+    start, end = q.window.start, q.window.end
+    if q.changes:
+        return rule & (_within(began, start, end) | _within(F("valid_to"), start, end))
+    if start is not None:
+        rule &= Q(valid_to__isnull=True) | Q(valid_to__gt=start)
+    if end is not None:
+        rule &= Q(LessThan(began, end))
+    return rule
+
+
+def moment_eligible(q: Question, field: str = "occurred_at") -> Q:
+    """The episodes, turns or search documents `q` may return, by the moment in `field`."""
+    rule = Q()
+    if q.as_of is not None:
+        rule &= Q(**{f"{field}__lte": q.as_of})
+    if q.window is not None:
+        rule &= _within(F(field), q.window.start, q.window.end)
+    return rule
+
+
+def document_filter(q: Question) -> tuple[str, list]:
+    """Both rules as one SQL condition on `retrieval_searchdocument` (a fact's document by its
+    fact, any other by its moment), with `%(pN)s` parameters, as `bm25_candidates` takes it."""
+    facts = Fact.objects.filter(fact_eligible(q), pk=OuterRef("target_id"), scope=OuterRef("scope_id"))
+    rule = Q(Q(collection=Collection.FACT), Exists(facts)) | Q(~Q(collection=Collection.FACT), moment_eligible(q))
+    query = SearchDocument.objects.filter(rule).query
+    sql, params = query.get_compiler(connection=connection).compile(query.where)
+    first, *rest = sql.split("%s")  # Django's placeholders, in order, become the named ones BM25 uses
+    return " AND " + first + "".join(f"%(p{index})s{part}" for index, part in enumerate(rest)), list(params)
+
+
+def _within(moment, start: datetime | None, end: datetime | None) -> Q:
+    """`moment` in `[start, end)`; a missing moment is in no window (a comparison with NULL is
+    not true, and with both sides open only the NULL test is left)."""
+    if start is None and end is None:
+        return Q(IsNull(moment, False))
+    rule = Q()
+    if start is not None:
+        rule &= Q(GreaterThanOrEqual(moment, start))
+    if end is not None:
+        rule &= Q(LessThan(moment, end))
+    return rule
