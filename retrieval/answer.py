@@ -17,7 +17,8 @@ from memoryweb.errors import InvalidInput
 from memories.models import Entity, Fact, FactStatus, Scope
 from memories.normalize import normalize_name, normalize_value
 from retrieval.intents import asks_history, attributes_asked, mentions_first_person
-from retrieval.search import RecallItem, RecallResult, _speaker_entity, recall_evidence
+from retrieval.search import RecallItem, RecallResult, recall_evidence
+from retrieval.search.question import entities_named, speaker_entity
 
 logger = logging.getLogger("memoryweb.retrieval")
 
@@ -147,10 +148,8 @@ def _direct_answer(*, scope: Scope, question: str, speaker: str, facts: list[Rec
 
 def _subject(scope: Scope, question: str, speaker: str) -> Entity | None:
     if mentions_first_person(question):
-        return _speaker_entity(scope, speaker)
-    from retrieval.search import _entities_named
-
-    named = _entities_named(scope, question, None)
+        return speaker_entity(scope, speaker)
+    named = entities_named(scope, question, None)
     return named[0] if named else None
 
 

@@ -9,16 +9,20 @@ score is Okapi BM25 (Robertson & Zaragoza 2009) computed in SQL from the documen
 collection's size and average length (CorpusStat). Scores are summed from `Posting` rows (an
 inverted index: lexeme → document, tf, length) read through one btree, so a query touches only
 the (lexeme, document) pairs it matches.
+
+Rows not indexed yet (recall does not wait for the index task, retrieval/indexing.py) are
+matched on their raw text instead: `unindexed_candidates`, a bounded scan of the newest of them.
 """
 
 import math
-import re
 from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import connection
 
 from memories.models import Scope
+from retrieval.indexing import Backlog
+from retrieval.intents import words
 
 # Words that shape a question without saying what it is about; dropped as words (before
 # stemming, so "likely" goes but "like" stays). PostgreSQL's stop list already drops
@@ -26,7 +30,6 @@ from memories.models import Scope
 QUESTION_WORDS = frozenset(
     "would could might likely ever kind type many much also please tell know remember think".split()
 )
-_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 
 
 @dataclass(frozen=True)
@@ -38,12 +41,12 @@ class Hit:
 
 def query_lexemes(query: str) -> list[str]:
     """The query's distinct lexemes in PostgreSQL's `english` normal form, in order of appearance."""
-    words = [w for w in _WORD.findall(query) if w.lower() not in QUESTION_WORDS]
-    if not words:
+    kept = [w for w in words(query) if w.lower() not in QUESTION_WORDS]
+    if not kept:
         return []
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT lexeme FROM unnest(to_tsvector('english', %s)) u ORDER BY u.positions[1]", [" ".join(words)]
+            "SELECT lexeme FROM unnest(to_tsvector('english', %s)) u ORDER BY u.positions[1]", [" ".join(kept)]
         )
         return list(dict.fromkeys(row[0] for row in cursor.fetchall()))
 
@@ -106,8 +109,9 @@ def bm25_candidates(
 ) -> dict[str, list[Hit]]:
     """The top `limit` documents per collection by BM25, best first.
 
-    `doc_filter` is an extra SQL condition on the document `d` (time windows, fact status) with
-    its `params`; it is applied inside the query so the pool is filled with eligible documents.
+    `doc_filter` is an extra SQL condition on the document, the table `retrieval_searchdocument`
+    (time windows, fact status), with its `params` (`%(p0)s`, `%(p1)s`, …); it is applied inside
+    the query so the pool is filled with eligible documents.
     `speaker`: the one speaker the question names; their documents' scores are multiplied by
     1 + RETRIEVAL_SPEAKER_BOOST ("what did Caroline paint?" is about what Caroline said).
     """
@@ -150,7 +154,7 @@ def bm25_candidates(
             SELECT d.target_id, s.score
             FROM (SELECT document_id, score FROM scored WHERE scored.ci = c.ci ORDER BY score DESC, document_id) s
             CROSS JOIN LATERAL (
-                SELECT d.target_id FROM retrieval_searchdocument d WHERE d.id = s.document_id {doc_filter}
+                SELECT target_id FROM retrieval_searchdocument WHERE retrieval_searchdocument.id = s.document_id {doc_filter}
             ) d
             LIMIT %(limit)s
         ) top
@@ -169,4 +173,45 @@ def bm25_candidates(
             out.setdefault(collection, []).append(Hit(collection, target_id, float(score)))
     for hits in out.values():
         hits.sort(key=lambda hit: -hit.score)  # stable: equal scores keep the query's order
+    return out
+
+
+# How many of the newest un-indexed rows per table are matched on their raw text: the
+# tsvector is computed on the fly, so the scan is bounded; a backlog larger than this is
+# the index task's to make searchable.
+UNINDEXED_SCAN = 2000
+
+
+def unindexed_candidates(*, scope: Scope, lexemes: list[str], collections: list[str], backlog: Backlog, limit: int) -> dict[str, list[Hit]]:
+    """Rows above the index's watermarks (`backlog`) that share a
+    lexeme with the query, by their raw text: the facts, free-standing episodes and turns (as
+    `Collection.TURN`) not searchable through the index yet, most lexemes matched first, then
+    the newest. Scored by matched lexemes only: they have no postings or vectors to rank by."""
+    if not lexemes or not backlog.pending:
+        return {}
+    parts, params = [], {"scope": scope.pk, "lexemes": lexemes, "scan": UNINDEXED_SCAN, "limit": limit}
+    tables = {
+        "fact": "SELECT f.id, e.name || ': ' || f.sentence AS body FROM memories_fact f JOIN memories_entity e ON e.id = f.subject_id"
+                " WHERE f.scope_id = %(scope)s AND f.id > %(fact_mark)s ORDER BY f.id DESC LIMIT %(scan)s",
+        "episode": "SELECT id, speaker || ': ' || text AS body FROM memories_episode"
+                   " WHERE scope_id = %(scope)s AND id > %(episode_mark)s AND turn_id IS NULL ORDER BY id DESC LIMIT %(scan)s",
+        "turn": "SELECT id, speaker || ': ' || text AS body FROM memories_turn"
+                " WHERE scope_id = %(scope)s AND id > %(turn_mark)s ORDER BY id DESC LIMIT %(scan)s",
+    }
+    marks = {"fact": backlog.fact_mark, "episode": backlog.episode_mark, "turn": backlog.turn_mark}
+    for collection, rows in tables.items():
+        if collection in collections:
+            params[f"{collection}_mark"] = marks[collection]
+            parts.append(
+                f"SELECT '{collection}' AS collection, r.id, cardinality(ARRAY(SELECT unnest(tsvector_to_array(to_tsvector('english', r.body)))"
+                f" INTERSECT SELECT unnest(%(lexemes)s::text[]))) AS matched FROM ({rows}) r"
+            )
+    if not parts:
+        return {}
+    sql = f"SELECT collection, id, matched FROM ({' UNION ALL '.join(parts)}) u WHERE matched > 0 ORDER BY matched DESC, id DESC LIMIT %(limit)s"
+    out: dict[str, list[Hit]] = {}
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        for collection, target_id, matched in cursor.fetchall():
+            out.setdefault(collection, []).append(Hit(collection, target_id, float(matched)))
     return out

@@ -2,11 +2,15 @@
 
 `index_pending(scope=…)` indexes whatever of the scope is not indexed yet. It is idempotent and
 cheap when nothing is pending (one query comparing the highest fact, episode and turn ids with
-the scope's watermarks), so `recall` calls it first and nothing stored is ever missing from
-results. The Celery task `retrieval.index_scope` runs it with `full=True` after ingest and
-extraction: the full sweep also finds rows committed out of id order (a transaction that took
-its id earlier but committed later than the watermark moved) and vectors missing for the
-embedding model in force.
+the scope's watermarks). The Celery task `retrieval.index_scope` runs it with `full=True` after
+ingest and extraction: the full sweep also finds rows committed out of id order (a transaction
+that took its id earlier but committed later than the watermark moved) and vectors missing for
+the embedding model in force.
+
+`recall` calls `index_catch_up` instead, which never waits and never indexes in bulk: it makes
+the same cheap check, and when rows are pending it indexes them only if the scope's lock is
+free and they are at most CATCH_UP_ROWS. Otherwise it reports them (a `Backlog`), and recall
+searches their raw text directly (`fulltext.unindexed_candidates`) until the task has run.
 
 BM25 needs, per scope and collection, each lexeme's document frequency, the document count and
 the total length. They are maintained incrementally: a document's lexemes are added when it is
@@ -35,6 +39,12 @@ logger = logging.getLogger("memoryweb.retrieval")
 # Advisory lock namespace (first key) for "indexing scope <id>" (second key).
 _LOCK_NAMESPACE = 0x52455452  # "RETR"
 _BATCH = 2000
+# The most rows (facts, free-standing episodes, turns) recall indexes itself: what one `remember`
+# or a short session leaves pending is a few embedding batches at most. A larger backlog is the
+# index task's, so a question never pays for a bulk ingest's embeddings.
+CATCH_UP_ROWS = 64
+# Pending rows are counted up to this many (a count, not a scan of a huge backlog).
+_BACKLOG_COUNT_CAP = 10_000
 
 
 @dataclass(frozen=True)
@@ -57,31 +67,61 @@ def index_pending(*, scope: Scope, full: bool = False, embedder: Embedder | None
     if not full and _pending(scope=scope, model=embedder.name) is False:
         return 0
     state, _ = IndexState.objects.get_or_create(scope=scope)
-    _new_speakers: set[str] = set()
     with _scope_lock(scope):
-        state.refresh_from_db()
-        full = full or state.model != embedder.name
-        written = 0
-        written += _index_facts(scope=scope, state=state, full=full, embedder=embedder)
-        written += _index_episodes(scope=scope, state=state, full=full, embedder=embedder, speakers=_new_speakers)
-        written += _index_turns(scope=scope, state=state, full=full, embedder=embedder, speakers=_new_speakers)
-        if full:
-            _embed_missing(scope=scope, embedder=embedder)
-        state.model = embedder.name
-        if full:
-            state.speakers = _speakers(scope)
-        else:
-            state.speakers = sorted(set(state.speakers) | _new_speakers)[: MAX_SPEAKERS + 1]
-        state.updated_at = timezone.now()
-        state.save(update_fields=["model", "speakers", "updated_at"])
+        return _index_locked(scope=scope, state=state, full=full, embedder=embedder)
+
+
+@dataclass(frozen=True)
+class Backlog:
+    """What is stored but not indexed yet: `pending` rows (counted up to _BACKLOG_COUNT_CAP) above
+    these watermarks. `new_model`: documents exist whose vectors were made with another model."""
+
+    pending: int = 0
+    fact_mark: int = 0
+    episode_mark: int = 0
+    turn_mark: int = 0
+    new_model: bool = False
+
+
+def index_catch_up(*, scope: Scope, embedder: Embedder) -> Backlog:
+    """recall's catch-up: index what is pending when that is small and nobody else is indexing
+    this scope, without waiting for the lock; return what is left (nothing, usually)."""
+    if _pending(scope=scope, model=embedder.name) is False:
+        return Backlog()  # the common case: the one cheap query
+    with _scope_lock_if_free(scope) as locked:
+        backlog = _backlog(scope=scope, model=embedder.name)
+        if not locked or backlog.new_model or backlog.pending > CATCH_UP_ROWS:
+            return backlog  # an indexer holds the lock, or re-embedding / a bulk is the task's work
+        state, _ = IndexState.objects.get_or_create(scope=scope)
+        _index_locked(scope=scope, state=state, full=False, embedder=embedder)
+    return Backlog()
+
+
+def _index_locked(*, scope: Scope, state: IndexState, full: bool, embedder: Embedder) -> int:
+    new_speakers: set[str] = set()
+    state.refresh_from_db()
+    full = full or state.model != embedder.name
+    written = 0
+    written += _index_facts(scope=scope, state=state, full=full, embedder=embedder)
+    written += _index_episodes(scope=scope, state=state, full=full, embedder=embedder, speakers=new_speakers)
+    written += _index_turns(scope=scope, state=state, full=full, embedder=embedder, speakers=new_speakers)
+    if full:
+        _embed_missing(scope=scope, embedder=embedder)
+    state.model = embedder.name
+    if full:
+        state.speakers = _speakers(scope)
+    else:
+        state.speakers = sorted(set(state.speakers) | new_speakers)[: MAX_SPEAKERS + 1]
+    state.updated_at = timezone.now()
+    state.save(update_fields=["model", "speakers", "updated_at"])
     return written
 
 
 def _pending(*, scope: Scope, model: str) -> bool | None:
     """Whether rows above the watermarks wait, or a new embedding model is in force while
-    documents exist (every document then needs its vector for it): the check every recall
-    makes. None: the scope has no index state yet."""
-    state = IndexState.objects.filter(scope=scope).values_list("fact_mark", "episode_mark", "turn_mark", "model").first()
+    documents exist (every document then needs its vector for it): the one query a recall
+    makes when nothing is pending. None: the scope has no index state yet."""
+    state = _marks(scope)
     if state is None:
         return None
     fact_mark, episode_mark, turn_mark, indexed_model = state
@@ -109,6 +149,26 @@ def index_behind(*, scope: Scope, model: str) -> bool:
             or Episode.objects.in_scope(scope).filter(turn__isnull=True).exists())
 
 
+def _marks(scope: Scope) -> tuple[int, int, int, str] | None:
+    """The scope's watermarks (fact, episode, turn) and the model its vectors were made with."""
+    return IndexState.objects.filter(scope=scope).values_list("fact_mark", "episode_mark", "turn_mark", "model").first()
+
+
+def _backlog(*, scope: Scope, model: str) -> Backlog:
+    fact_mark, episode_mark, turn_mark, indexed_model = _marks(scope) or (0, 0, 0, "")
+    cap = _BACKLOG_COUNT_CAP
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT (SELECT count(*) FROM (SELECT 1 FROM memories_fact WHERE scope_id = %s AND id > %s LIMIT %s) f)"
+            " + (SELECT count(*) FROM (SELECT 1 FROM memories_episode WHERE scope_id = %s AND id > %s AND turn_id IS NULL LIMIT %s) e)"
+            " + (SELECT count(*) FROM (SELECT 1 FROM memories_turn WHERE scope_id = %s AND id > %s LIMIT %s) t),"
+            " %s AND EXISTS (SELECT 1 FROM retrieval_searchdocument WHERE scope_id = %s)",
+            [scope.pk, fact_mark, cap, scope.pk, episode_mark, cap, scope.pk, turn_mark, cap, indexed_model != model, scope.pk],
+        )
+        pending, new_model = cursor.fetchone()
+    return Backlog(min(pending, cap), fact_mark, episode_mark, turn_mark, bool(new_model))
+
+
 @contextmanager
 def _scope_lock(scope: Scope):
     """Serialise indexers of one scope (term counters are read-modify-write); other scopes go on."""
@@ -117,8 +177,26 @@ def _scope_lock(scope: Scope):
     try:
         yield
     finally:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [_LOCK_NAMESPACE, scope.pk])
+        _scope_unlock(scope)
+
+
+@contextmanager
+def _scope_lock_if_free(scope: Scope):
+    """The scope's indexing lock if nobody holds it (yields True), else at once False: recall must
+    not wait while an indexer embeds."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [_LOCK_NAMESPACE, scope.pk])
+        locked = bool(cursor.fetchone()[0])
+    try:
+        yield locked
+    finally:
+        if locked:
+            _scope_unlock(scope)
+
+
+def _scope_unlock(scope: Scope) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [_LOCK_NAMESPACE, scope.pk])
 
 
 def _missing_ids(*, scope: Scope, table: str, collection: str, extra: str = "") -> list[int]:

@@ -5,6 +5,11 @@ retrieval works without it; it only lets the right facts be pulled in and answer
 
 import re
 
+from memories.extraction.lexicon import FIRST_PERSON
+
+# A word of a question: letters and digits, with inner apostrophes ("I'm", "Caroline’s").
+WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+
 # Question words → the attributes that answer them, most specific first.
 ATTRIBUTE_PATTERNS: list[tuple[re.Pattern, tuple[str, ...]]] = [
     (re.compile(r"\b(live|lives|living|lived|reside|resides|home|hometown|city|address|moved?)\b", re.I), ("lives_in",)),
@@ -25,7 +30,6 @@ _QUESTION_START = re.compile(
     r"have|has|had|tell me|show me|list|remind me)\b",
     re.I,
 )
-_FIRST_PERSON = re.compile(r"\b(i|me|my|mine|myself|i'm|i've|i'd)\b", re.I)
 
 
 def attributes_asked(question: str) -> tuple[str, ...]:
@@ -48,5 +52,20 @@ def is_question(text: str) -> bool:
     return text.rstrip().endswith("?") or bool(_QUESTION_START.match(text))
 
 
+def words(text: str) -> list[str]:
+    return WORD.findall(text)
+
+
+def first_person_words(text: str) -> set[str]:
+    """The words of `text` by which a speaker names themself ("I", "my", "I'm" → its "i")."""
+    found = set()
+    for word in words(text.casefold().replace("’", "'")):
+        if word in FIRST_PERSON:
+            found.add(word)
+        elif word.split("'")[0] in FIRST_PERSON:
+            found.add(word.split("'")[0])
+    return found
+
+
 def mentions_first_person(text: str) -> bool:
-    return bool(_FIRST_PERSON.search(text))
+    return bool(first_person_words(text))

@@ -221,18 +221,18 @@ def test_the_index_task_catches_up_rows_committed_out_of_id_order(cast):
 def test_a_question_naming_one_speaker_is_recognised_unless_the_scope_has_too_many(cast):
     from retrieval.indexing import MAX_SPEAKERS
     from retrieval.models import IndexState
-    from retrieval.search import _named_speaker
+    from retrieval.search.question import named_speaker
 
     scope = cast.scope_a
     note(scope, "I painted a sunset", speaker="Caroline Smith")
     note(scope, "I painted a lake", speaker="Melanie")
     index_pending(scope=scope)
-    assert _named_speaker(scope, "What did Caroline paint?") == "Caroline Smith"
-    assert _named_speaker(scope, "What did caroline smith paint?") == "Caroline Smith"
-    assert _named_speaker(scope, "What did Caroline and Melanie paint?") == ""  # two named: no boost
-    assert _named_speaker(scope, "What did Carol paint?") == ""
+    assert named_speaker(scope, "What did Caroline paint?") == "Caroline Smith"
+    assert named_speaker(scope, "What did caroline smith paint?") == "Caroline Smith"
+    assert named_speaker(scope, "What did Caroline and Melanie paint?") == ""  # two named: no boost
+    assert named_speaker(scope, "What did Carol paint?") == ""
     IndexState.objects.filter(scope=scope).update(speakers=[f"Speaker {i}" for i in range(MAX_SPEAKERS)] + ["Caroline Smith"])
-    assert _named_speaker(scope, "What did Caroline paint?") == ""  # more than MAX_SPEAKERS: none is told apart
+    assert named_speaker(scope, "What did Caroline paint?") == ""  # more than MAX_SPEAKERS: none is told apart
 
 
 def test_bm25_boosts_the_named_speakers_documents_and_follows_a_speaker_change(cast):
@@ -263,11 +263,11 @@ def test_bm25_fills_the_pool_with_eligible_documents_when_the_best_matches_are_f
                 valid_to=at(2021, 1, 1), status="superseded") for i in range(6)]
     current = [fact(scope, ankesh, "likes", f"music {i}", f"Ankesh likes cello music {i}", at(2022, 1, i + 1)) for i in range(3)]
     index_pending(scope=scope)
-    from retrieval.search import _doc_filter, _Query
+    from retrieval.search.eligibility import document_filter
+    from retrieval.search.question import Question
 
-    q = _Query(scope=scope, text="cello", now=NOW, window=None, as_of=None, history=False, changes=False, kinds=("fact",),
-               speaker_filter="")
-    doc_filter, params = _doc_filter(q)
+    q = Question(scope=scope, text="cello", now=NOW, window=None, as_of=None, history=False, changes=False, kinds=("fact",))
+    doc_filter, params = document_filter(q)
     hits = bm25_candidates(scope=scope, lexemes=["cello"], collections=[Collection.FACT], limit=3, doc_filter=doc_filter,
                            params=params)["fact"]
     assert sorted(h.target_id for h in hits) == sorted(f.pk for f in current)

@@ -1,0 +1,113 @@
+"""The candidate lists, each at most `pool` long: BM25 per collection, nearest vectors per
+collection, the facts of the entities the question names, for "what changed" the facts that
+began in the window, and while the index is behind, the un-indexed rows matched on their text.
+
+Outside a transaction the vector searches (one per collection) and the entity look-ups run on
+pool threads, each on its own connection, beside BM25 on the caller's (retrieval/concurrent.py).
+"""
+
+import time
+from dataclasses import dataclass, field
+
+from django.db.models import Q
+
+from memoryweb.providers.embedders import Embedder
+from memories.models import Entity, Fact, FactStatus
+from retrieval.concurrent import side_by_side
+from retrieval.fulltext import Hit, bm25_candidates, unindexed_candidates
+from retrieval.indexing import Backlog
+from retrieval.intents import attributes_asked
+from retrieval.search.eligibility import document_filter, fact_eligible
+from retrieval.search.question import Question, entities_named, named_speaker
+from retrieval.vector import VectorHit, vector_candidates
+
+
+@dataclass
+class Candidates:
+    bm25: dict[str, list[Hit]] = field(default_factory=dict)
+    vectors: dict[str, list[VectorHit]] = field(default_factory=dict)
+    entities: list[Entity] = field(default_factory=list)
+    entity_facts: list[Fact] = field(default_factory=list)
+    changed: list[Fact] = field(default_factory=list)
+    unindexed: dict[str, list[Hit]] = field(default_factory=dict)
+
+
+def candidates_gather(
+    q: Question, *, lexemes: list[str], query_vector: list[float] | None, embedder: Embedder, collections: list[str],
+    pool: int, backlog: Backlog, searchable: list[str], timings: dict,
+) -> Candidates:
+    """Every list for `q`. `collections`: those with documents; `searchable`: every collection
+    the question's kinds may use (un-indexed rows may belong to one with no document yet)."""
+    scope = q.scope
+    started = time.perf_counter()
+    lap: dict[str, float] = {}
+
+    def lexical():
+        t0 = time.perf_counter()
+        doc_filter, params = document_filter(q) if collections else ("", [])
+        hits = bm25_candidates(
+            scope=scope, lexemes=lexemes, collections=collections, limit=pool, doc_filter=doc_filter, params=params,
+            speaker=named_speaker(scope, q.text),
+        ) if collections else {}
+        unindexed = unindexed_candidates(scope=scope, lexemes=lexemes, collections=searchable, backlog=backlog, limit=pool)
+        lap["bm25"] = time.perf_counter() - t0
+        return hits, unindexed
+
+    def semantic(collection: str):
+        def search():
+            t0 = time.perf_counter()
+            hits = vector_candidates(scope=scope, query_vector=query_vector, embedder=embedder, collections=[collection], limit=pool)
+            lap[f"vector {collection}"] = time.perf_counter() - t0
+            return hits
+        return search
+
+    def structured():
+        """Facts of the entities the question names, and for "what changed" the facts that began
+        in the window: lists that need no search."""
+        t0 = time.perf_counter()
+        entities, facts, changed = [], [], []
+        if "fact" in q.kinds:
+            entities = entities_named(scope, q.text, q.speaker_entity)
+            facts = _entity_facts(q, entities) if entities else []
+            changed = _changed_facts(q) if q.changes else []
+        lap["entities"] = time.perf_counter() - t0
+        return entities, facts, changed
+
+    if collections:
+        # One nearest-neighbour search per collection, each on its own connection.
+        (bm25, unindexed), (entities, entity_facts, changed), *per_collection = side_by_side(
+            lexical, structured, *(semantic(collection) for collection in collections)
+        )
+        vectors = {collection: hits for found in per_collection for collection, hits in found.items()}
+    else:
+        (bm25, unindexed), (entities, entity_facts, changed) = lexical(), structured()
+        vectors = {}
+    # These overlap; "candidates" is what the caller waited for all of them ("vector": the slowest).
+    vector_laps = [seconds for name, seconds in lap.items() if name.startswith("vector ")]
+    timings.update(
+        bm25=lap.get("bm25", 0.0), vector=max(vector_laps, default=0.0), entities=lap["entities"],
+        candidates=time.perf_counter() - started,
+    )
+    return Candidates(bm25, vectors, entities, entity_facts, changed, unindexed)
+
+
+def _entity_facts(q: Question, entities: list[Entity]) -> list[Fact]:
+    """The eligible facts about the named entities (as subject or object), the attribute the
+    question asks about first, then the active ones, then the newest."""
+    attributes = attributes_asked(q.text)
+    facts = Fact.objects.in_scope(q.scope).filter(Q(subject__in=entities) | Q(object_entity__in=entities))
+    rows = list(facts.filter(fact_eligible(q)).select_related("subject").order_by("-valid_from", "-id")[:200])
+    rows.sort(key=lambda f: (f.attribute not in attributes, f.status != FactStatus.ACTIVE))
+    return rows
+
+
+def _changed_facts(q: Question) -> list[Fact]:
+    """Facts that began inside the window, the ones that replaced an older value first."""
+    facts = Fact.objects.in_scope(q.scope).exclude(status=FactStatus.RETRACTED)
+    if q.window.start is not None:
+        facts = facts.filter(valid_from__gte=q.window.start)
+    if q.window.end is not None:
+        facts = facts.filter(valid_from__lt=q.window.end)
+    rows = list(facts.order_by("-valid_from", "-id")[:200])
+    rows.sort(key=lambda f: f.supersedes_id is None)
+    return rows

@@ -1,0 +1,102 @@
+"""Which rows a question may return, written once.
+
+A fact: active only by default; superseded ones too for history and "what changed" questions,
+or when `as_of` pins a date (then only the facts valid on it: `valid_from ≤ as_of < valid_to`,
+open sides allowed). In a time window, a fact that held at some time inside it (its interval
+`[valid_from or created_at, valid_to)` overlaps the window), or for "what changed" one that began
+or ended inside it. An episode, a turn or a search document: it happened inside the window and
+by `as_of`. Windows are half-open, `[start, end)`, either side may be open.
+
+The rules are Django `Q` objects: hydration and the entity look-ups filter with them, and BM25,
+which filters inside its own SQL so that its pool fills with eligible documents, gets them
+compiled to SQL (`document_filter`).
+"""
+
+from datetime import datetime
+from functools import lru_cache
+
+from django.db import connection
+from django.db.models import Exists, F, OuterRef, Q
+from django.db.models.functions import Coalesce
+from django.db.models.lookups import GreaterThanOrEqual, IsNull, LessThan
+
+from memories.models import Fact, FactStatus
+from retrieval.models import Collection, SearchDocument
+from retrieval.search.question import Question
+from retrieval.temporal import TimeWindow
+
+
+def fact_eligible(q: Question) -> Q:
+    """The facts `q` may return."""
+    return _fact_rule(window=q.window, as_of=q.as_of, history=q.history, changes=q.changes)
+
+
+def _fact_rule(*, window: TimeWindow | None, as_of: datetime | None, history: bool, changes: bool) -> Q:
+    if as_of is not None:
+        rule = Q(status__in=[FactStatus.ACTIVE, FactStatus.SUPERSEDED])
+        rule &= Q(valid_from__isnull=True) | Q(valid_from__lte=as_of)
+        rule &= Q(valid_to__isnull=True) | Q(valid_to__gt=as_of)
+    elif history or changes:
+        rule = Q(status__in=[FactStatus.ACTIVE, FactStatus.SUPERSEDED])
+    else:
+        rule = Q(status=FactStatus.ACTIVE)
+    if window is None:
+        return rule
+    began = Coalesce("valid_from", "created_at")
+    start, end = window.start, window.end
+    if changes:
+        return rule & (_within(began, start, end) | _within(F("valid_to"), start, end))
+    if start is not None:
+        rule &= Q(valid_to__isnull=True) | Q(valid_to__gt=start)
+    if end is not None:
+        rule &= Q(LessThan(began, end))
+    return rule
+
+
+def moment_eligible(q: Question, field: str = "occurred_at") -> Q:
+    """The episodes, turns or search documents `q` may return, by the moment in `field`."""
+    return _moment_rule(window=q.window, as_of=q.as_of, field=field)
+
+
+def _moment_rule(*, window: TimeWindow | None, as_of: datetime | None, field: str) -> Q:
+    rule = Q()
+    if as_of is not None:
+        rule &= Q(**{f"{field}__lte": as_of})
+    if window is not None:
+        rule &= _within(F(field), window.start, window.end)
+    return rule
+
+
+def document_filter(q: Question) -> tuple[str, list]:
+    """Both rules as one SQL condition on `retrieval_searchdocument` (a fact's document by its
+    fact, any other by its moment), with `%(pN)s` parameters, as `bm25_candidates` takes it."""
+    sql, params = _document_sql(q.window, q.as_of, q.history, q.changes)
+    return sql, list(params)
+
+
+# Building and compiling the querysets costs about a millisecond on every BM25 search; most
+# questions have no window and no as_of, so they share a handful of compiled conditions.
+@lru_cache(maxsize=256)
+def _document_sql(window: TimeWindow | None, as_of: datetime | None, history: bool, changes: bool) -> tuple[str, tuple]:
+    facts = Fact.objects.filter(
+        _fact_rule(window=window, as_of=as_of, history=history, changes=changes), pk=OuterRef("target_id"), scope=OuterRef("scope_id"),
+    )
+    moments = _moment_rule(window=window, as_of=as_of, field="occurred_at")
+    rule = Q(Q(collection=Collection.FACT), Exists(facts)) | Q(~Q(collection=Collection.FACT), moments)
+    query = SearchDocument.objects.filter(rule).query
+    sql, params = query.get_compiler(connection=connection).compile(query.where)
+    first, *rest = sql.split("%s")  # Django's placeholders, in order, become the named ones BM25 uses
+    return " AND " + first + "".join(f"%(p{index})s{part}" for index, part in enumerate(rest)), tuple(params)
+
+
+def _within(moment, start: datetime | None, end: datetime | None) -> Q:
+    """`moment` in `[start, end)`; a missing moment is in no window (a comparison with NULL is
+    not true, and with both sides open only the NULL test is left)."""
+    if start is None and end is None:
+        return Q(IsNull(moment, False))
+    rule = Q()
+    if start is not None:
+        rule &= Q(GreaterThanOrEqual(moment, start))
+    if end is not None:
+        rule &= Q(LessThan(moment, end))
+    return rule

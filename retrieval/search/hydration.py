@@ -1,0 +1,81 @@
+"""Hydration: the rows behind the fused keys become RecallItems, the ineligible ones dropped
+(retrieval/search/eligibility.py), with where each came from: the public episode id, the session
+and turn external ids."""
+
+from datetime import datetime
+
+from memories.models import Episode, Fact, FactStatus, Turn
+from memories.normalize import normalize_name
+from retrieval.search.eligibility import fact_eligible, moment_eligible
+from retrieval.search.fusion import Key
+from retrieval.search.question import Question
+from retrieval.search.results import KINDS, RecallItem
+
+
+def items_hydrate(q: Question, keys: list[Key]) -> dict[Key, RecallItem]:
+    """The eligible rows behind `keys`, in the order of `keys`; importance waits in the lanes
+    under "_importance" for the lane scoring."""
+    ids = {kind: [pk for kind_, pk in keys if kind_ == kind] for kind in KINDS}
+    loaded: dict[Key, RecallItem] = {}
+    if ids["fact"]:
+        facts = list(Fact.objects.in_scope(q.scope).filter(fact_eligible(q), pk__in=ids["fact"]).select_related("subject"))
+        # Their source episodes in a second, small query: one five-table join costs more to plan.
+        source_ids = {f.source_episode_id for f in facts if f.source_episode_id}
+        sources = (
+            {e.pk: e for e in Episode.objects.in_scope(q.scope).filter(pk__in=source_ids).select_related("turn", "session")}
+            if source_ids else {}
+        )
+        for f in facts:
+            episode = sources.get(f.source_episode_id)
+            item = RecallItem(
+                kind="fact", id=str(f.public_id), text=f.sentence, score=0.0, lanes={"_importance": f.importance},
+                status=f.status, valid_from=f.valid_from, valid_to=f.valid_to, occurred_at=f.valid_from or f.created_at,
+                subject=f.subject.name, attribute=f.attribute, value=f.value, pk=f.pk,
+                source=_source(episode=episode, session=episode.session if episode else None, turn=episode.turn if episode else None),
+            )
+            if f.status == FactStatus.SUPERSEDED:
+                item.why.append(f"superseded: held from {_day(f.valid_from)} to {_day(f.valid_to)}")
+            loaded[("fact", f.pk)] = item
+    if ids["episode"]:
+        episodes = Episode.objects.in_scope(q.scope).filter(moment_eligible(q), pk__in=ids["episode"]).select_related("turn", "session")
+        for e in episodes:
+            if _other_speaker(q, e.speaker):
+                continue
+            loaded[("episode", e.pk)] = RecallItem(
+                kind="episode", id=str(e.public_id), text=e.text, score=0.0, lanes={"_importance": e.importance},
+                occurred_at=e.occurred_at, speaker=e.speaker, pk=e.pk, source=_source(episode=e, session=e.session, turn=e.turn),
+            )
+    if ids["turn"]:
+        turns = Turn.objects.in_scope(q.scope).filter(moment_eligible(q), pk__in=ids["turn"]).select_related("session")
+        episode_of = {
+            turn_id: (public_id, importance)
+            for turn_id, public_id, importance in Episode.objects.in_scope(q.scope).filter(turn_id__in=ids["turn"])
+            .values_list("turn_id", "public_id", "importance")
+        }
+        for t in turns:
+            if _other_speaker(q, t.speaker):
+                continue
+            public_id, importance = episode_of.get(t.pk, (None, None))
+            loaded[("turn", t.pk)] = RecallItem(
+                kind="turn", id=str(t.public_id), text=t.text, score=0.0, lanes={"_importance": importance},
+                occurred_at=t.occurred_at, speaker=t.speaker, pk=t.pk,
+                source={"episode": str(public_id) if public_id else None, "session": t.session.external_id, "turn": t.external_id},
+            )
+    return {key: loaded[key] for key in keys if key in loaded}
+
+
+def _other_speaker(q: Question, speaker: str) -> bool:
+    """The `speaker` filter, compared as names are (case, spacing, framing punctuation)."""
+    return bool(q.speaker_filter) and normalize_name(speaker) != normalize_name(q.speaker_filter)
+
+
+def _source(*, episode, session, turn) -> dict[str, str | None]:
+    return {
+        "episode": str(episode.public_id) if episode else None,
+        "session": session.external_id if session else None,
+        "turn": turn.external_id if turn else None,
+    }
+
+
+def _day(moment: datetime | None) -> str:
+    return moment.date().isoformat() if moment else "?"

@@ -1,0 +1,119 @@
+"""recall and recall_evidence: the stages in order (see the package's docstring)."""
+
+import time
+from dataclasses import replace
+from datetime import date, datetime
+
+
+from memoryweb.errors import InvalidInput
+from memoryweb.providers.embedders import Embedder, get_embedder
+from memories.models import Scope
+from retrieval.fulltext import query_lexemes
+from retrieval.indexing import Backlog, index_catch_up
+from retrieval.models import Collection, CorpusStat
+from retrieval.ranking import pool_size
+from retrieval.search.candidates import candidates_gather
+from retrieval.search.fusion import candidates_fuse, lanes_score
+from retrieval.search.hydration import items_hydrate
+from retrieval.search.question import Question, collections_for, question_read
+from retrieval.search.results import RecallItem, RecallResult
+
+
+def recall(
+    *, scope: Scope, query: str, k: int = 10, filters: dict | None = None, as_of: date | datetime | None = None,
+    include_history: bool = False, now: datetime | None = None, speaker: str = "", query_vector: list[float] | None = None,
+) -> RecallResult:
+    """The k memories (facts and episodes) that best answer `query` in `scope`.
+
+    filters: {"kinds": ["fact", "episode", "turn"], "speaker": NAME, "since": DATE, "until": DATE}.
+    `speaker` is who asks ("I"/"my" means them). `query_vector` skips embedding the query (the
+    caller embedded it already)."""
+    return _search(
+        scope=scope, query=query, k=k, filters=filters, as_of=as_of, include_history=include_history, now=now,
+        speaker=speaker, query_vector=query_vector, evidence=False,
+    )
+
+
+def recall_evidence(
+    *, scope: Scope, query: str, k: int = 10, filters: dict | None = None, as_of: date | datetime | None = None,
+    include_history: bool = False, now: datetime | None = None, speaker: str = "", query_vector: list[float] | None = None,
+) -> RecallResult:
+    """Like `recall`, but raw turns stay turns (with their session and turn ids): facts and
+    episodes fused with the conversation's own words, the evidence an answer can quote."""
+    return _search(
+        scope=scope, query=query, k=k, filters=filters, as_of=as_of, include_history=include_history, now=now,
+        speaker=speaker, query_vector=query_vector, evidence=True,
+    )
+
+
+def _search(
+    *, scope: Scope, query: str, k: int, filters: dict | None, as_of, include_history: bool, now: datetime | None,
+    speaker: str, query_vector: list[float] | None, evidence: bool,
+) -> RecallResult:
+    started = time.perf_counter()
+    if not isinstance(k, int) or k < 1 or k > 200:
+        raise InvalidInput("k must be a whole number from 1 to 200.")
+    q = question_read(scope=scope, query=query, filters=filters, as_of=as_of, include_history=include_history, now=now, speaker=speaker)
+    embedder = get_embedder()
+    t0 = time.perf_counter()
+    backlog = index_catch_up(scope=scope, embedder=embedder)
+    timings = {"index": time.perf_counter() - t0}
+
+    searchable = collections_for(q.kinds)
+    sizes = dict(CorpusStat.objects.filter(scope=scope, collection__in=searchable).values_list("collection", "doc_count"))
+    pool = pool_size(sum(n for c, n in sizes.items() if c not in (Collection.TURN_W1, Collection.TURN_W2)))
+    collections = [c for c in searchable if sizes.get(c)]
+    lexemes = query_lexemes(q.text)
+    if query_vector is None and collections:
+        t0 = time.perf_counter()
+        query_vector = embedder.embed([q.text])[0]
+        timings["embed"] = time.perf_counter() - t0
+
+    def rank(question: Question, laps: dict) -> tuple[list[RecallItem], list[str]]:
+        return _rank(question, lexemes=lexemes, query_vector=query_vector, embedder=embedder, collections=collections,
+                     searchable=searchable, pool=pool, k=k, evidence=evidence, backlog=backlog, timings=laps)
+
+    out, entity_names = rank(q, timings)
+    if q.window is not None and len(out) < k:
+        # The window holds fewer than k results: the rest come from outside it, after them and
+        # marked, rather than leave the caller with nothing (a question's "last year" may mean
+        # the year before the conversation, not before now).
+        more, _ = rank(replace(q, window=None, changes=False), {})
+        seen = {(i.kind, i.pk) for i in out}
+        floor = min((i.score for i in out), default=0.0)
+        for item in more:
+            if (item.kind, item.pk) in seen:
+                continue
+            item.why.append(f"outside the time window ({q.window.phrase})")
+            item.score = min(item.score, floor)
+            out.append(item)
+            if len(out) >= k:
+                break
+    timings["total"] = time.perf_counter() - started
+    timings["total_without_embedding"] = timings["total"] - timings.get("embed", 0.0)
+    return RecallResult(
+        query=q.text, items=out[:k], window=q.window, as_of=q.as_of, include_history=q.history, entities=entity_names,
+        lexemes=lexemes, pool=pool, timings=timings, pending=backlog.pending,
+    )
+
+
+def _rank(
+    q: Question, *, lexemes: list[str], query_vector: list[float] | None, embedder: Embedder, collections: list[str],
+    searchable: list[str], pool: int, k: int, evidence: bool, backlog: Backlog, timings: dict,
+) -> tuple[list[RecallItem], list[str]]:
+    """Candidate lists → fused → the eligible rows of the head → lane scores, best first."""
+    found = candidates_gather(q, lexemes=lexemes, query_vector=query_vector, embedder=embedder, collections=collections,
+                              pool=pool, backlog=backlog, searchable=searchable, timings=timings)
+    t0 = time.perf_counter()
+    fused = candidates_fuse(found, q=q, pool=pool, evidence=evidence)
+    # Only the head of the fused list is loaded and scored on the lanes (importance and recency
+    # reorder it, they do not pull items from far below); more is loaded when filters thin it out.
+    head = max(3 * k, 30)
+    items: dict = {}
+    for start in range(0, len(fused.ranked), head):
+        items.update(items_hydrate(q, fused.ranked[start : start + head]))
+        if len(items) >= head:
+            break
+    out = lanes_score(items, fused, q=q)
+    timings["rest"] = time.perf_counter() - t0
+    return out, [e.name for e in found.entities]

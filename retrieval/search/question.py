@@ -1,0 +1,166 @@
+"""Reading a question: the filters and `as_of` it came with, the time window its words name
+("last 3 months", "before I moved"), whether it asks about the past or about changes, who "I"
+is, the one speaker it names, and the entities it names through their aliases."""
+
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time as dtime
+
+from django.db.models import Count
+from django.utils import timezone
+
+from memoryweb.errors import InvalidInput
+from memories.extraction.lexicon import FIRST_PERSON
+from memories.models import Entity, EntityAlias, Episode, Fact, FactStatus, Scope
+from memories.normalize import normalize_name
+from memories.services.resolve import entity_canonical
+from retrieval.documents import TURN_COLLECTIONS
+from retrieval.indexing import MAX_SPEAKERS
+from retrieval.intents import asks_changes, asks_history, first_person_words, mentions_first_person, words
+from retrieval.models import Collection, IndexState
+from retrieval.search.results import KINDS
+from retrieval.temporal import TimeWindow, parse_time, resolve_anchor
+
+FILTERS = ("kinds", "speaker", "since", "until")
+
+
+@dataclass(frozen=True)
+class Question:
+    scope: Scope
+    text: str
+    now: datetime
+    window: TimeWindow | None
+    as_of: datetime | None
+    history: bool  # superseded facts count too
+    changes: bool  # "what changed": facts that began or ended in the window
+    kinds: tuple[str, ...]
+    speaker_filter: str = ""
+    speaker_entity: Entity | None = None  # whom "I" means, when the question says "I"
+
+
+def question_read(
+    *, scope: Scope, query: str, filters: dict | None, as_of, include_history: bool, now: datetime | None, speaker: str,
+) -> Question:
+    """The question as the search stages need it; InvalidInput for a bad filter or date."""
+    text = (query or "").strip()
+    if not text:
+        raise InvalidInput("The query is empty.")
+    filters = dict(filters or {})
+    unknown = set(filters) - set(FILTERS)
+    if unknown:
+        raise InvalidInput(f"Unknown filter(s): {', '.join(sorted(unknown))}; use {', '.join(FILTERS)}.")
+    kinds = tuple(filters.get("kinds") or KINDS)
+    if not set(kinds) <= set(KINDS):
+        raise InvalidInput(f"kinds must be among {', '.join(KINDS)}.")
+    now = _aware(now) if now else timezone.now()
+    as_of_moment = _as_of(as_of)
+    # "I" needs the speaker's entity; found only when the question says "I" or "before I moved".
+    me = speaker_entity(scope, speaker) if mentions_first_person(text) else None
+    window = _window(scope, text, now=now, filters=filters, me=me)
+    return Question(
+        scope=scope, text=text, now=now, window=window, as_of=as_of_moment,
+        history=include_history or asks_history(text) or as_of_moment is not None,
+        changes=window is not None and asks_changes(text), kinds=kinds, speaker_filter=filters.get("speaker") or "",
+        speaker_entity=me,
+    )
+
+
+def collections_for(kinds: tuple[str, ...]) -> list[str]:
+    """The search collections that hold the kinds asked for."""
+    out: list[str] = []
+    if "fact" in kinds:
+        out.append(Collection.FACT)
+    if "episode" in kinds:
+        out.append(Collection.EPISODE)
+    if "turn" in kinds or "episode" in kinds:
+        # Episodes of conversations are found through their turns (and windows).
+        out.extend(TURN_COLLECTIONS)
+    return out
+
+
+def named_speaker(scope: Scope, query: str) -> str:
+    """The one known speaker the question names (by full or first name), else ""."""
+    state = IndexState.objects.filter(scope=scope).values_list("speakers", flat=True).first() or []
+    if len(state) > MAX_SPEAKERS:
+        return ""
+    found = words(query)
+    folded = {w.casefold() for w in found}
+    text = " ".join(found).casefold()
+    named = [
+        speaker for speaker in state
+        if speaker.casefold() in text and (len(speaker.split()) > 1 or speaker.casefold() in folded)
+        or speaker.split()[0].casefold() in folded
+    ]
+    return named[0] if len(named) == 1 else ""
+
+
+def speaker_entity(scope: Scope, speaker: str) -> Entity | None:
+    """The entity "I" means: the speaker's, or, when nobody is named, the scope's main speaker."""
+    name = normalize_name(speaker)
+    if not name:
+        top = (
+            Episode.objects.in_scope(scope).exclude(speaker="").values("speaker").annotate(n=Count("id")).order_by("-n").first()
+        )
+        name = normalize_name(top["speaker"]) if top else ""
+    if not name:
+        return None
+    alias = EntityAlias.objects.in_scope(scope).filter(normalized=name).select_related("entity").first()
+    return entity_canonical(alias.entity) if alias else None
+
+
+def entities_named(scope: Scope, query: str, me: Entity | None) -> list[Entity]:
+    """Entities whose alias appears in the query as whole words (1–4 word n-grams), first the
+    speaker `me` when the query says "I"/"my"; at most 10."""
+    keys = [key for key in (normalize_name(w) for w in words(query)) if key]
+    grams = {" ".join(keys[i : i + n]) for n in range(1, 5) for i in range(len(keys) - n + 1)} - FIRST_PERSON
+    found: list[Entity] = []
+    if grams:
+        for alias in EntityAlias.objects.in_scope(scope).filter(normalized__in=grams).select_related("entity"):
+            entity = entity_canonical(alias.entity)
+            if entity not in found:
+                found.append(entity)
+    if me is not None and first_person_words(query) and me not in found:
+        found.insert(0, me)
+    return found[:10]
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if timezone.is_aware(moment) else moment.replace(tzinfo=UTC)
+
+
+def _as_of(value) -> datetime | None:
+    """A date means "as the memory stood at the end of that day"."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.strip()) if "T" in value or " " in value.strip() else date.fromisoformat(value.strip())
+        except ValueError:
+            raise InvalidInput(f"as_of {value!r} is not a date: use ISO 8601, like 2024-03-01.") from None
+    if isinstance(value, datetime):
+        return _aware(value)
+    if isinstance(value, date):
+        return datetime.combine(value, dtime.max, tzinfo=UTC)
+    raise InvalidInput("as_of must be a date.")
+
+
+def _window(scope: Scope, query: str, *, now: datetime, filters: dict, me: Entity | None) -> TimeWindow | None:
+    if filters.get("since") or filters.get("until"):
+        start = _as_of(filters.get("since")) if filters.get("since") else None
+        end = _as_of(filters.get("until")) if filters.get("until") else None
+        if start and filters.get("since") and not isinstance(filters["since"], datetime):
+            start = start.replace(hour=0, minute=0, second=0, microsecond=0)
+        return TimeWindow(start, end, "filters")
+    window = parse_time(query, now=now)
+    if window is not None and window.anchor:
+        window = resolve_anchor(window, moved_at=_moved_at(scope, me))
+    return window
+
+
+def _moved_at(scope: Scope, me: Entity | None) -> datetime | None:
+    """When the current home (of `me`, when known) began, if a previous one is known (a lives_in
+    fact that superseded another)."""
+    facts = Fact.objects.in_scope(scope).filter(attribute="lives_in", supersedes__isnull=False).exclude(status=FactStatus.RETRACTED)
+    if me is not None:
+        facts = facts.filter(subject=me)
+    fact = facts.order_by("-valid_from", "-id").first()
+    return (fact.valid_from or fact.created_at) if fact else None
