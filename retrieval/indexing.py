@@ -30,8 +30,8 @@ from django.utils import timezone
 
 from memoryweb.providers.embedders import Embedder, get_embedder
 from memories.models import Episode, Fact, Scope, Turn
-from retrieval.documents import WINDOW_RADII, fact_document, turn_document, window_document
 from memories.services.vectors import embed_and_store
+from retrieval.documents import WINDOW_RADII, fact_document, turn_document, window_document
 from retrieval.models import Collection, IndexState, SearchDocument
 
 logger = logging.getLogger("memoryweb.retrieval")

@@ -18,7 +18,7 @@ def index_scope(self, scope_id: int) -> int:
         return index_pending(scope=scope, full=True)
     except Exception as exc:  # the embedder or the database hiccuped: try again later
         if self.request.is_eager:
-            raise  # in-process there is no queue to come back to; the next recall catches up
+            raise  # in-process there is no queue to come back to; `memoryweb heal` (or the next ingest) catches up
         raise self.retry(exc=exc) from exc
 
 
