@@ -28,18 +28,18 @@ def retry_countdown(retries: int) -> float:
     reject_on_worker_lost=True,
     max_retries=MAX_RETRIES,
 )
-def extract_episode(self, episode_id: int) -> str:
+def extract_episode(self, episode_pk: int) -> str:
     # A redelivered message or a retry carries the same task id, so it may take back its own
     # 'processing' claim; extraction is idempotent, so running it again is safe.
     claim_id = self.request.id or f"local-{os.getpid()}"
-    if not episode_claim(episode_id=episode_id, claim_id=claim_id):
+    if not episode_claim(episode_pk=episode_pk, claim_id=claim_id):
         return "skipped"  # done already, or another live task holds it
     try:
         _test_delay()
-        return episode_extract(episode_id=episode_id).status
+        return episode_extract(episode_pk=episode_pk).status
     except SoftTimeLimitExceeded:
         # MEMORYWEB_EXTRACT_SOFT_TIME_LIMIT (settings: CELERY_TASK_ANNOTATIONS): never left 'processing'.
-        return episode_time_out(episode_id=episode_id).status
+        return episode_time_out(episode_pk=episode_pk).status
     except TransientExtractionError as exc:
         if self.request.is_eager:
             # In-process there is no queue to come back to later: the episode stays failed

@@ -129,8 +129,8 @@ def bench_ingest(*, principal: Principal, turns: int = 1000, episodes: int = 200
             started = time.perf_counter()
             for pk in pending:
                 # What the extraction task does in-process: claim, then extract (no retries here).
-                if episode_claim(episode_id=pk, claim_id="bench"):
-                    episode_extract(episode_id=pk)
+                if episode_claim(episode_pk=pk, claim_id="bench"):
+                    episode_extract(episode_pk=pk)
             episode_seconds = time.perf_counter() - started
         failed = Episode.objects.in_scope(scope).filter(pk__in=pending, status=EpisodeStatus.FAILED).count()
         facts = Fact.objects.in_scope(scope).count()

@@ -81,7 +81,7 @@ def episode_get(*, scope: Scope, episode_public_id) -> Episode:
     return episode
 
 
-def episode_claim(*, episode_id: int, claim_id: str) -> bool:
+def episode_claim(*, episode_pk: int, claim_id: str) -> bool:
     """Take an episode for extraction, atomically. Claimable: pending or failed; processing
     under this same claim (the message was redelivered after its worker died, or a retry of
     the same task); processing under a claim gone stale (MEMORYWEB_EXTRACT_STALE_SECONDS)."""
@@ -90,18 +90,18 @@ def episode_claim(*, episode_id: int, claim_id: str) -> bool:
     claimable = Q(status__in=[EpisodeStatus.PENDING, EpisodeStatus.FAILED]) | Q(
         Q(claim_id=claim_id) | Q(claimed_at__lt=stale) | Q(claimed_at__isnull=True), status=EpisodeStatus.PROCESSING
     )
-    updated = Episode.objects.filter(claimable, pk=episode_id).update(
+    updated = Episode.objects.filter(claimable, pk=episode_pk).update(
         status=EpisodeStatus.PROCESSING, claim_id=claim_id[:64], claimed_at=now, attempts=F("attempts") + 1
     )
     return updated == 1
 
 
-def episode_extract(*, episode_id: int) -> ExtractionOutcome:
+def episode_extract(*, episode_pk: int) -> ExtractionOutcome:
     """Extract, resolve and reconcile one episode; a `done` episode is left alone.
 
     Any failure marks the episode failed with a reason; a transient one then raises
     TransientExtractionError, so the task can try again later."""
-    episode = Episode.objects.select_related("scope", "author").get(pk=episode_id)
+    episode = Episode.objects.select_related("scope", "author").get(pk=episode_pk)
     if episode.status == EpisodeStatus.DONE:
         return ExtractionOutcome(episode.public_id, episode.status)
     extractor = None
@@ -129,11 +129,11 @@ def episode_extract(*, episode_id: int) -> ExtractionOutcome:
         return _fail(episode, f"Extraction failed: {_describe(exc)}")
 
 
-def episode_time_out(*, episode_id: int) -> ExtractionOutcome:
+def episode_time_out(*, episode_pk: int) -> ExtractionOutcome:
     """Mark an episode failed because its task ran past its soft time limit (the worker's signal
     may have interrupted a query, so a broken connection is dropped first)."""
     connection.close_if_unusable_or_obsolete()
-    episode = Episode.objects.get(pk=episode_id)
+    episode = Episode.objects.get(pk=episode_pk)
     limit = settings.MEMORYWEB_EXTRACT_SOFT_TIME_LIMIT
     return _fail(episode, f"Extraction took longer than its time limit ({limit} s, MEMORYWEB_EXTRACT_SOFT_TIME_LIMIT); "
                           "retry it, or raise the limit for a slow model.")

@@ -227,11 +227,11 @@ def _next_position(session: Session) -> int:
     return 0 if last is None else last + 1
 
 
-def _enqueue(episode_ids: list[int]) -> None:
+def _enqueue(episode_pks: list[int]) -> None:
     """Queue extraction once the raw rows are committed. A broker that is down leaves the episode
     pending (re-queued by the healing task, or retryable) instead of failing a call whose data is
     already saved."""
-    for pk in episode_ids:
+    for pk in episode_pks:
         queue.enqueue("memories.extract_episode", pk)
 
 

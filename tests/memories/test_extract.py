@@ -90,16 +90,16 @@ def test_an_episode_with_nothing_extractable_is_done_with_no_facts(cast, committ
 
 def test_a_claim_is_taken_once_but_a_redelivered_message_may_take_its_own_back(cast, settings):
     episode = Episode.objects.get(public_id=remember(scope=cast.scope_a, text="x", actor=None, enqueue=False).episodes[0].episode_id)
-    assert episode_claim(episode_id=episode.pk, claim_id="task-1")
-    assert not episode_claim(episode_id=episode.pk, claim_id="task-2")  # another live task holds it
-    assert episode_claim(episode_id=episode.pk, claim_id="task-1")  # the same message, redelivered
+    assert episode_claim(episode_pk=episode.pk, claim_id="task-1")
+    assert not episode_claim(episode_pk=episode.pk, claim_id="task-2")  # another live task holds it
+    assert episode_claim(episode_pk=episode.pk, claim_id="task-1")  # the same message, redelivered
     episode.refresh_from_db()
     assert (episode.status, episode.claim_id, episode.attempts) == (EpisodeStatus.PROCESSING, "task-1", 2)
     settings.MEMORYWEB_EXTRACT_STALE_SECONDS = 1
     Episode.objects.filter(pk=episode.pk).update(claimed_at=at(2024, 1))
-    assert episode_claim(episode_id=episode.pk, claim_id="task-3")  # a stale claim: its worker is gone
+    assert episode_claim(episode_pk=episode.pk, claim_id="task-3")  # a stale claim: its worker is gone
     Episode.objects.filter(pk=episode.pk).update(status=EpisodeStatus.DONE)
-    assert not episode_claim(episode_id=episode.pk, claim_id="task-3")
+    assert not episode_claim(episode_pk=episode.pk, claim_id="task-3")
 
 
 def test_the_task_is_safe_to_run_twice(cast, committed, scripted_llm):
@@ -120,7 +120,7 @@ def test_extracting_an_episode_again_writes_nothing_new(cast, committed, scripte
     assert len(before) == 3  # football, New York, and Boston as history
     Episode.objects.filter(pk=episode.pk).update(status=EpisodeStatus.PENDING)  # as if the first run's ending was lost
     scripted_llm.script = [script]
-    outcome = episode_extract(episode_id=episode.pk)
+    outcome = episode_extract(episode_pk=episode.pk)
     assert outcome.status == EpisodeStatus.DONE and {c.action for c in outcome.changes} == {"NOOP"}
     assert sorted(Fact.objects.values_list("pk", "value", "status")) == before
 
@@ -239,6 +239,6 @@ def test_facts_beyond_the_cap_are_dropped_and_counted(cast, committed, scripted_
 
     Episode.objects.filter(pk=episode.pk).update(status=EpisodeStatus.PENDING)
     scripted_llm.script = [Extraction(facts=[_likes("chess")])]
-    outcome = episode_extract(episode_id=episode.pk)
+    outcome = episode_extract(episode_pk=episode.pk)
     episode.refresh_from_db()
     assert (outcome.facts_dropped, episode.facts_dropped) == (0, 0)  # the count is the last extraction's
