@@ -13,6 +13,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from accounts.permissions import Principal
 from memoryweb.errors import MemorywebError
+from memories.scopes import scope_list
 
 
 def principal_of(request: HttpRequest) -> Principal:
@@ -51,8 +52,6 @@ def page(view):
 def header(request: HttpRequest) -> dict:
     """The header's scope switcher: the scopes the signed-in user may see, read only when a
     template shows them (the admin's pages render with this context too)."""
-    from memories.scopes import scope_list
-
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
         return {}
