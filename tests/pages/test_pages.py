@@ -225,7 +225,7 @@ def test_retracting_with_a_reason_and_restoring(pages, cast, memory):
     retracted = text(pages.editor.post(fact_url(memory.active, "retract"), {"reason": "he never moved"}, headers=hx("memory")))
     memory.active.refresh_from_db()
     assert memory.active.status == FactStatus.RETRACTED and "No active facts." in retracted
-    assert f'data-status="retracted"' in retracted and 'class="strike"' in retracted and "“he never moved”" in retracted
+    assert 'data-status="retracted"' in retracted and 'class="strike"' in retracted and "“he never moved”" in retracted
     restored = text(pages.editor.post(fact_url(memory.active, "restore"), headers=hx("memory")))
     memory.active.refresh_from_db()
     assert memory.active.status == FactStatus.ACTIVE and "fact.restore" in restored
