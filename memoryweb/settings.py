@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.postgres",
     "django_htmx",
+    "template_partials",  # {% partialdef %}: a page and its htmx fragments in one template
     "memoryweb",
     "accounts",
     "memories",
@@ -78,6 +79,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "memories.pages.header",
             ],
         },
     },
@@ -128,7 +130,10 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 8}},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
-LOGIN_URL = "/admin/login/"
+# The pages' own login (the admin keeps its own, for superusers).
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "scopes"
+LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -1,6 +1,5 @@
 from django.contrib import admin
-from django.urls import path
-from django.views.generic import RedirectView
+from django.urls import include, path
 
 from memoryweb.api import api
 from memoryweb.health import healthz
@@ -9,5 +8,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
     path("api/v1/", api.urls),
-    path("", RedirectView.as_view(url="/admin/", permanent=False)),
+    # The HTMX pages: signing in, the scopes, a scope's home, entities, facts, episodes.
+    path("", include("accounts.urls")),
+    path("", include("memories.urls")),
+    path("", include("retrieval.urls")),
 ]

@@ -216,6 +216,28 @@ def fact_restore(*, scope: Scope, fact_public_id, actor: Principal | None) -> Fa
     return fact
 
 
+def fact_set_importance(*, scope: Scope, fact_public_id, importance, actor: Principal | None) -> Fact:
+    """Change how much a fact matters to ranking (0..1), whatever its status. Audited."""
+    try:
+        importance = float(importance)
+    except (TypeError, ValueError):
+        raise InvalidInput("Importance must be a number from 0 to 1.") from None
+    if not 0 <= importance <= 1:  # NaN fails this too
+        raise InvalidInput("Importance must be a number from 0 to 1.")
+    with transaction.atomic():
+        fact = fact_get(scope=scope, fact_public_id=fact_public_id, lock=True)
+        if fact.importance == importance:
+            return fact
+        before = {"importance": fact.importance}
+        fact.importance = importance
+        fact.save(update_fields=["importance", "updated_at"])
+        audit_record(
+            principal=actor, action="fact.importance", target_type="fact", target_id=fact.public_id, scope=scope,
+            before=before, after={"importance": importance},
+        )
+    return fact  # ranking reads importance from the row when it hydrates a hit: nothing to reindex
+
+
 def fact_as_dict(fact: Fact) -> dict:
     """A JSON-ready view of a fact, for audit events and machine output."""
     return {

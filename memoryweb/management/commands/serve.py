@@ -36,8 +36,9 @@ class Command(MemorywebCommand):
         password_file = settings.MEMORYWEB_HOME / "admin-password"
         if password:
             out.write(f"First run: created admin account '{admin.username}' with password: {password}\n")
-        out.write(f"Open {url}/admin/ and log in as {admin.username}")
-        out.write(f" (password in {password_file}).\n" if password_file.exists() else ".\n")
+        out.write(f"Open {url}/ and log in as {admin.username}")
+        out.write(f" (password in {password_file})" if password_file.exists() else "")
+        out.write(f"; the operators' admin is at {url}/admin/.\n")
         out.flush()
         uvicorn.run(
             "memoryweb.asgi:application", host=options["host"], port=options["port"], workers=options["workers"],

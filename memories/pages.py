@@ -1,0 +1,58 @@
+"""What every HTMX page door shares: who acts, rendering a page or one of its fragments, and
+domain errors turned into an HTTP status with the message on the page (never a 500).
+
+A fragment is a `{% partialdef %}` of the page's own template (django-template-partials), so
+the page and its htmx swaps are one template and one view."""
+
+from functools import wraps
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django_htmx.http import HttpResponseClientRedirect
+
+from accounts.permissions import Principal
+from memoryweb.errors import MemorywebError
+from memories.scopes import scope_list
+
+
+def principal_of(request: HttpRequest) -> Principal:
+    return Principal(user=request.user)
+
+
+def render_page(request: HttpRequest, template: str, context: dict, *, fragment: str | None = None, status: int = 200) -> HttpResponse:
+    """The whole page, or only `fragment` of it when htmx asked (the page's own template either way)."""
+    name = f"{template}#{fragment}" if fragment and request.htmx else template
+    return render(request, name, context, status=status)
+
+
+def redirect_page(request: HttpRequest, url: str) -> HttpResponse:
+    """Go to `url`: htmx follows HX-Redirect with a full page load, a plain form post a 302."""
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+
+
+def page(view):
+    """A page door: login required (anonymous → the login page), and a domain error the view
+    did not handle (NotFound, Forbidden, …) becomes a page with its status (or, for htmx, the message as a fragment it swaps).
+    Views catch the errors a person can fix (bad input, conflicts) themselves, to show them
+    next to the field."""
+
+    @login_required
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        try:
+            return view(request, *args, **kwargs)
+        except MemorywebError as exc:
+            return render_page(request, "pages/error.html", {"message": exc.message, "status": exc.status},
+                               fragment="message", status=exc.status)
+
+    return wrapped
+
+
+def header(request: HttpRequest) -> dict:
+    """The header's scope switcher: the scopes the signed-in user may see, read only when a
+    template shows them (the admin's pages render with this context too)."""
+    user = getattr(request, "user", None)
+    if user is None or not user.is_authenticated:
+        return {}
+    return {"header_scopes": lambda: list(scope_list(principal=Principal(user=user)))}
