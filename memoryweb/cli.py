@@ -13,7 +13,7 @@ import sys
 # Names that are not installed (yet) are skipped, so the list always matches what runs.
 COMMAND_GROUPS = {
     "memory": ["store", "facts", "retry", "recall", "query", "chat", "forget", "history"],
-    "admin": ["user", "team", "token", "scope", "config", "serve", "mcp"],
+    "admin": ["user", "team", "token", "scope", "log", "config", "serve", "mcp"],
     "operations": ["bench", "eval", "heal", "migrate", "backup", "restore", "dedup", "consolidate", "reindex"],
 }
 _OUR_APPS = {"memoryweb", "accounts", "memories", "retrieval"}
