@@ -88,10 +88,10 @@ def _tool(fn: Callable[..., dict] | None = None, *, idempotent_write: bool = Fal
     async def handler(**arguments) -> CallToolResult:
         principal = current_principal.get()
         try:
-            data = await sync_to_async(_in_thread, thread_sensitive=True)(fn, principal, arguments)
+            text = await sync_to_async(_in_thread, thread_sensitive=True)(fn, principal, arguments)
         except MemorywebError as exc:
             return _error(exc.message)
-        return CallToolResult(content=[TextContent(type="text", text=json.dumps(data, default=str))])
+        return CallToolResult(content=[TextContent(type="text", text=text)])
 
     parameters = [p for name, p in signature.parameters.items() if name != "principal"]
     if idempotent_write:
@@ -102,7 +102,8 @@ def _tool(fn: Callable[..., dict] | None = None, *, idempotent_write: bool = Fal
     return fn
 
 
-def _in_thread(fn: Callable[..., dict], principal: Principal | None, arguments: dict) -> dict:
+def _in_thread(fn: Callable[..., dict], principal: Principal | None, arguments: dict) -> str:
+    """Run the tool as `principal` and return its JSON text (the text a keyed retry gets again)."""
     # As Django does around each request: drop connections that broke or outlived CONN_MAX_AGE.
     close_old_connections()
     started, status = time.perf_counter(), 500
@@ -112,26 +113,20 @@ def _in_thread(fn: Callable[..., dict], principal: Principal | None, arguments: 
             raise MemorywebError("Not authenticated.")
         key = arguments.pop("idempotency_key", None)
         try:
-            # Stored and replayed as the JSON the tool sends (default=str), so a replay reads the same.
-            status, data = idempotent(
+            status, text = idempotent(
                 principal=principal, key=key, operation=f"mcp.{fn.__name__}", body=arguments,
-                run=lambda: (200, _as_sent(fn(principal, **arguments)) if key else fn(principal, **arguments)),
+                run=lambda: (200, json.dumps(fn(principal, **arguments), default=str)),
             )
         except MemorywebError as exc:
             status = exc.status
             raise
-        return data
+        return text
     finally:
         call_record(
             principal=principal, door=CallDoor.MCP, operation=fn.__name__, scope_slug=arguments.get("scope"),
             status=status, latency_ms=(time.perf_counter() - started) * 1000,
         )
         close_old_connections()
-
-
-def _as_sent(data: dict) -> dict:
-    # The JSON the tool sends (default=str), so that a stored answer replays as the same text.
-    return json.loads(json.dumps(data, default=str))
 
 
 def _error(message: str) -> CallToolResult:
