@@ -1,7 +1,7 @@
 from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
 
-from accounts.models import ApiToken, Membership, Team, User
+from accounts.models import ApiCall, ApiToken, IdempotentRequest, Membership, Team, User
 from accounts.permissions import Principal
 from accounts.tokens import token_revoke
 
@@ -72,3 +72,22 @@ class ApiTokenAdmin(ViewOnly, admin.ModelAdmin):
             token_revoke(token=token, actor=actor)
             count += 1
         self.message_user(request, f"Revoked {count} token(s).", messages.SUCCESS)
+
+
+@admin.register(ApiCall)
+class ApiCallAdmin(ViewOnly, admin.ModelAdmin):
+    """The caller log (every API and MCP call), as written by the doors; pruned after MEMORYWEB_CALL_LOG_DAYS."""
+
+    list_display = ["created_at", "door", "operation", "status", "latency_ms", "user", "token_prefix", "scope_slug"]
+    list_filter = ["door", "status", "operation", "created_at"]
+    search_fields = ["operation", "scope_slug", "token_prefix", "user__username"]
+    list_select_related = ["user"]
+    date_hierarchy = "created_at"
+    show_full_result_count = False  # no COUNT(*) over a busy log on every page
+
+
+@admin.register(IdempotentRequest)
+class IdempotentRequestAdmin(ViewOnly, admin.ModelAdmin):
+    list_display = ["created_at", "principal_key", "key", "operation", "state", "response_status"]
+    list_filter = ["state", "operation"]
+    search_fields = ["key", "principal_key"]

@@ -127,3 +127,76 @@ class AuditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.actor_label} {self.action} {self.target_type}:{self.target_id}"
+
+
+class IdempotencyState(models.TextChoices):
+    IN_PROGRESS = "in_progress", "In progress"
+    DONE = "done", "Done"
+
+
+class IdempotentRequest(models.Model):
+    """A write sent with an idempotency key, and the answer it got (`accounts/idempotency.py`).
+
+    A retry with the same key and the same request gets `response_status` and `response_body`
+    again instead of writing twice. Keys are per principal: `principal_key` is `t<token pk>` for
+    a token, `u<user pk>` for a user acting without one (the browser, the CLI)."""
+
+    principal_key = models.CharField(max_length=32)
+    key = models.CharField(max_length=255)
+    operation = models.CharField(max_length=128)
+    body_hash = models.CharField(max_length=64)  # SHA-256 of the operation, its path and its canonical body
+    state = models.CharField(max_length=16, choices=IdempotencyState.choices, default=IdempotencyState.IN_PROGRESS)
+    response_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    response_body = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            # Two requests claiming one key at once: the database lets one INSERT through.
+            models.UniqueConstraint(fields=["principal_key", "key"], name="accounts_idempotentrequest_one_per_key"),
+            models.CheckConstraint(
+                condition=models.Q(state__in=[s.value for s in IdempotencyState]), name="accounts_idempotentrequest_state_valid"
+            ),
+        ]
+        indexes = [
+            # Pruning: DELETE … WHERE created_at < now() - MEMORYWEB_IDEMPOTENCY_KEY_HOURS.
+            models.Index(fields=["created_at"], name="accounts_idem_created_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.principal_key} {self.key} ({self.operation}, {self.state})"
+
+
+class CallDoor(models.TextChoices):
+    API = "api", "API"
+    MCP = "mcp", "MCP"
+
+
+class ApiCall(models.Model):
+    """One call through the API or MCP, reads too, refused ones too (`accounts/calllog.py`):
+    who (user and token prefix, none when unauthenticated), what, on which scope, the status and
+    how long it took. Kept MEMORYWEB_CALL_LOG_DAYS days."""
+
+    door = models.CharField(max_length=8, choices=CallDoor.choices)
+    operation = models.CharField(max_length=128)  # "POST /scopes/{slug}/remember"; an MCP tool's name
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    token_prefix = models.CharField(max_length=16, blank=True)  # kept when the token is deleted
+    # The scope the call named, when it exists (also for a refused caller, so its admins see
+    # who knocked); the slug as sent is kept either way. A scope's log goes with the scope.
+    scope = models.ForeignKey("memories.Scope", null=True, blank=True, on_delete=models.CASCADE, related_name="calls")
+    scope_slug = models.CharField(max_length=64, blank=True)
+    status = models.PositiveSmallIntegerField()
+    latency_ms = models.FloatField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            # A scope's log, newest first: WHERE scope_id = … [AND created_at >= …] ORDER BY created_at DESC.
+            models.Index(fields=["scope", "-created_at"], name="accounts_apicall_scope_idx"),
+            # Pruning: DELETE … WHERE created_at < now() - MEMORYWEB_CALL_LOG_DAYS; the admin's list.
+            models.Index(fields=["created_at"], name="accounts_apicall_created_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.door} {self.operation} {self.status}"

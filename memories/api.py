@@ -10,7 +10,9 @@ from ninja import Field, Router, Schema
 from ninja.pagination import LimitOffsetPagination, paginate
 from ninja.responses import Status
 
+from accounts.calllog import CallOut, call_list
 from accounts.permissions import Access, can
+from memoryweb.api_idempotency import idempotent_write
 from memories.scopes import scope_get, scope_list
 from memories.services.extract import episode_get, episode_retry
 from memories.services.facts import (
@@ -114,6 +116,35 @@ class ForgetOut(Schema):
     counts: dict[str, int] = Field(description="what was erased or changed, by kind")
 
 
+class CallOutSchema(Schema):
+    """One row of a scope's caller log (accounts.calllog.CallOut, read from the rows of a page)."""
+
+    when: datetime
+    door: str = Field(description="api or mcp")
+    operation: str
+    user: str | None = Field(description="who called; null when unauthenticated")
+    token: str | None = Field(description="the token's public prefix, when one was used")
+    scope: str
+    status: int
+    latency_ms: float
+
+    @staticmethod
+    def resolve_when(call) -> datetime:
+        return CallOut.of(call).when
+
+    @staticmethod
+    def resolve_user(call) -> str | None:
+        return CallOut.of(call).user
+
+    @staticmethod
+    def resolve_token(call) -> str | None:
+        return CallOut.of(call).token
+
+    @staticmethod
+    def resolve_scope(call) -> str:
+        return CallOut.of(call).scope
+
+
 class RememberIn(Schema):
     text: str = Field(description="what was said or should be remembered; 'I' means the speaker", examples=["I moved to Berlin"])
     speaker: str = Field("", description="who said it (default: the caller)")
@@ -172,6 +203,7 @@ def scopes(request: HttpRequest):
 
 
 @router.post("/scopes/{slug}/remember", response={202: IngestOut, **ERRORS}, summary="Remember a text")
+@idempotent_write
 def remember_text(request: HttpRequest, slug: str, payload: RememberIn):
     principal = _principal(request)
     scope = scope_get(principal, slug, Access.WRITE)
@@ -183,6 +215,7 @@ def remember_text(request: HttpRequest, slug: str, payload: RememberIn):
 
 
 @router.post("/scopes/{slug}/sessions", response={202: IngestOut, **ERRORS}, summary="Ingest a session of messages (idempotent)")
+@idempotent_write
 def ingest(request: HttpRequest, slug: str, payload: SessionIn):
     principal = _principal(request)
     scope = scope_get(principal, slug, Access.WRITE)
@@ -201,6 +234,7 @@ def episode(request: HttpRequest, slug: str, episode_id: str):
 
 @router.delete("/scopes/{slug}/episodes/{episode_id}", response={200: ForgetOut, **ERRORS},
                summary="Forget an episode: erase it and all that only it put into the memory")
+@idempotent_write
 def episode_forget_view(request: HttpRequest, slug: str, episode_id: str):
     # The path is the episode's, so the route sits beside its GET; the service is retrieval's
     # (it also erases the search index). It refuses a principal that may not write (403) itself.
@@ -210,6 +244,7 @@ def episode_forget_view(request: HttpRequest, slug: str, episode_id: str):
 
 
 @router.post("/scopes/{slug}/episodes/{episode_id}/retry", response={202: EpisodeOut, **ERRORS}, summary="Retry a failed episode")
+@idempotent_write
 def episode_retry_view(request: HttpRequest, slug: str, episode_id: str):
     principal = _principal(request)
     scope = scope_get(principal, slug, Access.WRITE)
@@ -239,6 +274,7 @@ def fact(request: HttpRequest, slug: str, fact_id: str):
 
 
 @router.post("/scopes/{slug}/facts/{fact_id}/correct", response={200: FactOut, **ERRORS}, summary="Correct a fact (a manual fact supersedes it)")
+@idempotent_write
 def correct(request: HttpRequest, slug: str, fact_id: str, payload: CorrectIn):
     principal = _principal(request)
     scope = scope_get(principal, slug, Access.WRITE)
@@ -250,6 +286,7 @@ def correct(request: HttpRequest, slug: str, fact_id: str, payload: CorrectIn):
 
 
 @router.post("/scopes/{slug}/facts/{fact_id}/retract", response={200: FactOut, **ERRORS}, summary="Retract a fact")
+@idempotent_write
 def retract(request: HttpRequest, slug: str, fact_id: str, payload: RetractIn):
     principal = _principal(request)
     scope = scope_get(principal, slug, Access.WRITE)
@@ -257,7 +294,17 @@ def retract(request: HttpRequest, slug: str, fact_id: str, payload: RetractIn):
 
 
 @router.post("/scopes/{slug}/facts/{fact_id}/restore", response={200: FactOut, **ERRORS}, summary="Restore a retracted fact")
+@idempotent_write
 def restore(request: HttpRequest, slug: str, fact_id: str):
     principal = _principal(request)
     scope = scope_get(principal, slug, Access.WRITE)
     return fact_as_dict(fact_restore(scope=scope, fact_public_id=fact_id, actor=principal))
+
+
+@router.get("/scopes/{slug}/log", response={200: list[CallOutSchema], **ERRORS},
+            summary="The scope's caller log, newest first (admins of its team, signed in)")
+@paginate(LimitOffsetPagination)
+def call_log(request: HttpRequest, slug: str, since: datetime | None = None):
+    principal = _principal(request)
+    scope = scope_get(principal, slug, Access.READ)
+    return call_list(principal=principal, scope=scope, since=since)  # a queryset: the page is sliced in SQL

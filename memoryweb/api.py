@@ -5,7 +5,9 @@ Errors read `{"status": 404, "code": "not_found", "message": "No scope named 'x'
 input (422) adds `"errors": [{"field": "text", "message": "…"}]` naming each field.
 """
 
+import functools
 import math
+import time
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
@@ -15,6 +17,8 @@ from ninja.errors import AuthenticationError, HttpError, Throttled, ValidationEr
 from ninja.security import APIKeyCookie, HttpBearer
 from ninja.throttling import SimpleRateThrottle
 
+from accounts.calllog import call_record
+from accounts.models import CallDoor
 from accounts.permissions import Principal
 from accounts.tokens import token_authenticate
 from memoryweb.errors import MemorywebError
@@ -137,6 +141,33 @@ def _field(loc) -> str:
 
 def _is_malformed_json(exc: ValidationError) -> bool:
     return any("json" in str(error.get("msg", "")).lower() and "decode" in str(error.get("msg", "")).lower() for error in exc.errors)
+
+
+def _log_calls(run):
+    """Wraps every operation's whole run (authentication and throttling included, so refusals
+    are logged too): one caller-log row after the response is built (accounts/calllog.py)."""
+    operation = run.__self__
+    name = f"{'/'.join(operation.methods)} {operation.path}"
+
+    @functools.wraps(run)
+    def logged(request: HttpRequest, *args, **kwargs):
+        started = time.perf_counter()
+        status = 500  # unless a response comes back
+        try:
+            response = run(request, *args, **kwargs)
+            status = response.status_code
+            return response
+        finally:
+            principal = getattr(request, "auth", None)
+            call_record(
+                principal=principal if isinstance(principal, Principal) else None, door=CallDoor.API, operation=name,
+                scope_slug=kwargs.get("slug"), status=status, latency_ms=(time.perf_counter() - started) * 1000,
+            )
+
+    return logged
+
+
+api.add_decorator(_log_calls, mode="view")
 
 
 def _mount() -> None:

@@ -9,6 +9,7 @@ error becomes a tool error (`isError`) carrying its message, never an empty succ
 
 import inspect
 import json
+import time
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import asdict
@@ -26,6 +27,9 @@ from pydantic import Field
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 
+from accounts.calllog import call_record
+from accounts.idempotency import KEY_MAX_LENGTH, idempotent
+from accounts.models import CallDoor
 from accounts.permissions import Access, Principal, can
 from accounts.tokens import token_authenticate
 from memoryweb.errors import MemorywebError
@@ -58,39 +62,70 @@ Speaker = Annotated[str, Field(
 HowMany = Annotated[int, Field(ge=1, le=50, description="How many results to return (1-50).")]
 
 
-def _tool(fn: Callable[..., dict]) -> Callable[..., dict]:
+IdempotencyKey = Annotated[str | None, Field(
+    max_length=KEY_MAX_LENGTH,
+    description=(
+        "Optional: any unique string (a UUID) for this write. If you are not sure a call went through (a timeout), "
+        "call again with the same key and arguments: you get the first result and nothing is written twice."
+    ),
+)]
+
+
+def _tool(fn: Callable[..., dict] | None = None, *, idempotent_write: bool = False):
     """Register `fn(principal, **arguments) -> dict` as an MCP tool; its docstring is the tool's
-    description and its other parameters the tool's arguments.
+    description and its other parameters the tool's arguments. A write (`idempotent_write=True`)
+    also takes an `idempotency_key` argument (accounts/idempotency.py).
 
     The registered handler is async: it takes the principal from `current_principal` and runs
     `fn` on Django's thread for synchronous code (`thread_sensitive=True`, as Django runs sync
     views under ASGI), where the ORM may be used; the SDK would otherwise run a sync tool on a
-    pool thread of its own whose database connections nobody closes."""
+    pool thread of its own whose database connections nobody closes. Every call is logged
+    (accounts/calllog.py), refusals too."""
+    if fn is None:
+        return lambda f: _tool(f, idempotent_write=idempotent_write)
     signature = inspect.signature(fn)
 
     async def handler(**arguments) -> CallToolResult:
         principal = current_principal.get()
-        if principal is None:  # McpAuth and the stdio command always set one
-            return _error("Not authenticated.")
         try:
-            data = await sync_to_async(_in_thread, thread_sensitive=True)(fn, principal, arguments)
+            text = await sync_to_async(_in_thread, thread_sensitive=True)(fn, principal, arguments)
         except MemorywebError as exc:
             return _error(exc.message)
-        return CallToolResult(content=[TextContent(type="text", text=json.dumps(data, default=str))])
+        return CallToolResult(content=[TextContent(type="text", text=text)])
 
     parameters = [p for name, p in signature.parameters.items() if name != "principal"]
+    if idempotent_write:
+        parameters.append(inspect.Parameter("idempotency_key", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=IdempotencyKey))
     handler.__signature__ = signature.replace(parameters=parameters, return_annotation=CallToolResult)
     handler.__name__ = handler.__qualname__ = fn.__name__
     server.add_tool(handler, name=fn.__name__, description=inspect.cleandoc(fn.__doc__), structured_output=False)
     return fn
 
 
-def _in_thread(fn: Callable[..., dict], principal: Principal, arguments: dict) -> dict:
+def _in_thread(fn: Callable[..., dict], principal: Principal | None, arguments: dict) -> str:
+    """Run the tool as `principal` and return its JSON text (the text a keyed retry gets again)."""
     # As Django does around each request: drop connections that broke or outlived CONN_MAX_AGE.
     close_old_connections()
+    started, status = time.perf_counter(), 500
     try:
-        return fn(principal, **arguments)
+        if principal is None:  # McpAuth and the stdio command always set one
+            status = 401
+            raise MemorywebError("Not authenticated.")
+        key = arguments.pop("idempotency_key", None)
+        try:
+            status, text = idempotent(
+                principal=principal, key=key, operation=f"mcp.{fn.__name__}", body=arguments,
+                run=lambda: (200, json.dumps(fn(principal, **arguments), default=str)),
+            )
+        except MemorywebError as exc:
+            status = exc.status
+            raise
+        return text
     finally:
+        call_record(
+            principal=principal, door=CallDoor.MCP, operation=fn.__name__, scope_slug=arguments.get("scope"),
+            status=status, latency_ms=(time.perf_counter() - started) * 1000,
+        )
         close_old_connections()
 
 
@@ -98,7 +133,7 @@ def _error(message: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
 
-@_tool
+@_tool(idempotent_write=True)
 def remember(
     principal: Principal,
     scope: ScopeSlug,
@@ -256,7 +291,7 @@ def forget(
 
 # The forget service is built on another branch; the tool appears once it is merged.
 if hasattr(retrieval, "episode_forget"):
-    _tool(forget)
+    _tool(forget, idempotent_write=True)
 
 
 # --- streamable HTTP ---------------------------------------------------------------------------
@@ -280,16 +315,19 @@ class McpAuth:
         self.app = app
 
     async def __call__(self, scope, receive, send) -> None:
+        started = time.perf_counter()
         headers = Headers(scope=scope)
         if not _host_allowed(headers.get("host", "")):
-            return await _refuse(scope, receive, send, 400, "The Host header is not allowed (ALLOWED_HOSTS).")
+            return await _refuse(scope, receive, send, 400, "The Host header is not allowed (ALLOWED_HOSTS).", started)
         origin = headers.get("origin")
         if origin and not _origin_allowed(origin):
-            return await _refuse(scope, receive, send, 403, "The Origin header is not allowed (ALLOWED_HOSTS, CSRF_TRUSTED_ORIGINS).")
+            return await _refuse(
+                scope, receive, send, 403, "The Origin header is not allowed (ALLOWED_HOSTS, CSRF_TRUSTED_ORIGINS).", started,
+            )
         scheme, _, raw = headers.get("authorization", "").partition(" ")
-        token = await sync_to_async(_authenticate, thread_sensitive=True)(raw) if scheme.lower() == "bearer" else None
+        token = await sync_to_async(_fresh_connections, thread_sensitive=True)(token_authenticate, raw=raw) if scheme.lower() == "bearer" else None
         if token is None:
-            return await _refuse(scope, receive, send, 401, "A valid API token is required: send `Authorization: Bearer mw_…`.")
+            return await _refuse(scope, receive, send, 401, "A valid API token is required: send `Authorization: Bearer mw_…`.", started)
         reset = current_principal.set(Principal.for_token(token))
         try:
             await self.app(scope, receive, send)
@@ -297,10 +335,11 @@ class McpAuth:
             current_principal.reset(reset)
 
 
-def _authenticate(raw: str):
+def _fresh_connections(fn: Callable, /, **kwargs):
+    # On Django's sync thread outside a request, as Django does around one.
     close_old_connections()
     try:
-        return token_authenticate(raw)
+        return fn(**kwargs)
     finally:
         close_old_connections()
 
@@ -317,8 +356,13 @@ def _origin_allowed(origin: str) -> bool:
 _CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden"}
 
 
-async def _refuse(scope, receive, send, status: int, message: str) -> None:
+async def _refuse(scope, receive, send, status: int, message: str, started: float) -> None:
     # The API's error shape: {"status", "code", "message"}.
     headers = {"WWW-Authenticate": 'Bearer realm="memoryweb"'} if status == 401 else None
     response = JSONResponse({"status": status, "code": _CODES[status], "message": message}, status_code=status, headers=headers)
     await response(scope, receive, send)
+    # Logged after the answer went out; which tool was asked for is unknown (MCP never read the body).
+    await sync_to_async(_fresh_connections, thread_sensitive=True)(
+        call_record, principal=None, door=CallDoor.MCP, operation="(refused at /mcp)", scope_slug=None, status=status,
+        latency_ms=(time.perf_counter() - started) * 1000,
+    )

@@ -214,6 +214,8 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": float(MEMORYWEB_HEAL_INTERVAL_SECONDS),
         "options": {"expires": float(MEMORYWEB_HEAL_INTERVAL_SECONDS)},
     },
+    # The caller log and expired idempotency keys, pruned hourly (accounts/calllog.py).
+    "prune-call-log": {"task": "accounts.prune_call_log", "schedule": 3600.0, "options": {"expires": 3600.0}},
 }
 # The limits reach the tasks as annotations (Celery sets them as task attributes), so the
 # ladder is written once, here.
@@ -273,6 +275,10 @@ MEMORYWEB_API_RATE = env_str("MEMORYWEB_API_RATE", "600/m")
 if not re.fullmatch(r"[1-9][0-9]*/(s|sec|m|min|h|hour|d|day)", MEMORYWEB_API_RATE):
     raise ImproperlyConfigured(f"MEMORYWEB_API_RATE must look like 600/m (per s, m, h or d), not {MEMORYWEB_API_RATE!r}.")
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MEMORYWEB_MAX_REQUEST_BYTES", 2 * 1024 * 1024, minimum=1024)
+# Idempotency keys of writes (accounts/idempotency.py) are honoured this many hours; the caller
+# log (accounts/calllog.py) keeps this many days. Both are pruned by `accounts.prune_call_log`.
+MEMORYWEB_IDEMPOTENCY_KEY_HOURS = env_int("MEMORYWEB_IDEMPOTENCY_KEY_HOURS", 24, minimum=1)
+MEMORYWEB_CALL_LOG_DAYS = env_int("MEMORYWEB_CALL_LOG_DAYS", 30, minimum=1)
 
 # Limits.
 MEMORYWEB_MAX_TEXT_BYTES = env_int("MEMORYWEB_MAX_TEXT_BYTES", 32 * 1024, minimum=1)

@@ -7,12 +7,13 @@ from django.apps import apps
 from django.test import Client
 from django.utils import timezone
 
-from accounts.models import ApiToken
+from accounts.models import ApiCall, ApiToken
 from accounts.tokens import token_issue
 from memories.models import Entity, Fact, FactStatus
 from tests.api.conftest import Api
 
-# (method, path, body, writes). {episode}, {fact} and {entity} are alpha's rows.
+# (method, path, body, writes). {episode}, {fact} and {entity} are alpha's rows. "admin": an
+# admin-only read, refused like a write (403 for those who may read the scope, 404 for others).
 OPERATIONS = [
     ("get", "/scopes/alpha/episodes/{episode}", None, False),
     ("get", "/scopes/alpha/entities", None, False),
@@ -29,6 +30,7 @@ OPERATIONS = [
     ("post", "/scopes/alpha/facts/{fact}/retract", {"reason": "x"}, True),
     ("post", "/scopes/alpha/facts/{fact}/restore", None, True),
     ("delete", "/scopes/alpha/episodes/{episode}", None, True),
+    ("get", "/scopes/alpha/log", None, "admin"),
 ]
 
 
@@ -78,8 +80,9 @@ def _session(client: Client) -> Api:
 
 
 def _counts() -> dict:
+    # The caller log is the one table a refused call writes: it records the refusal (checked below).
     return {model._meta.label: model.objects.count() for app in ("accounts", "memories", "retrieval")
-            for model in apps.get_app_config(app).get_models()}
+            for model in apps.get_app_config(app).get_models() if model is not ApiCall}
 
 
 def _state() -> list:
@@ -89,6 +92,8 @@ def _state() -> list:
 def test_every_operation_refuses_every_caller_it_must(cast, tokens, rows):
     callers = _callers(cast, tokens)
     before = _state()
+    logged_before = ApiCall.objects.count()
+    calls = 0
     failures = []
     for name, (caller, read_status, write_status) in callers.items():
         for method, template, body, writes in OPERATIONS:
@@ -97,10 +102,13 @@ def test_every_operation_refuses_every_caller_it_must(cast, tokens, rows):
                 continue  # a read the caller may make
             path = template.format(**rows)
             response = _call(caller, method, path, body)
+            calls += 1
             if response.status_code != expected or response.json().get("status") != expected:
                 failures.append(f"{name}: {method.upper()} {path} → {response.status_code}, expected {expected}")
     assert not failures, "\n".join(failures)
     assert _state() == before
+    refused = ApiCall.objects.order_by("-id")[: ApiCall.objects.count() - logged_before]
+    assert len(refused) == calls and all(call.status in (401, 403, 404) for call in refused)
 
 
 def test_the_allowed_reads_of_a_read_only_token_and_a_viewer_succeed(cast, tokens, rows):

@@ -189,3 +189,25 @@ def test_forget_erases_an_episode_so_recall_no_longer_finds_it(server, mcp_world
     _, (receipt, found) = run_session(server, mcp_world.tokens["write"], calls)
     assert receipt
     assert not any("4711" in item["text"] for item in found["results"])
+
+
+def test_remember_with_an_idempotency_key_twice_writes_once_and_every_call_is_logged(server, mcp_world):
+    from accounts.models import ApiCall
+
+    arguments = {"scope": "mcp-notes", "text": "I keep bees on the roof", "speaker": "ada", "idempotency_key": "live-bees-1"}
+
+    async def calls(session):
+        return [await session.call_tool("remember", arguments), await session.call_tool("remember", arguments)]
+
+    remembered = ApiCall.objects.filter(door="mcp", operation="remember", status=200, scope__slug="mcp-notes")
+    before, logged = episode_count(), remembered.count()
+    _, (first, again) = run_session(server, mcp_world.tokens["write"], calls)
+    assert first.content[0].text == again.content[0].text
+    assert episode_count() == before + 1
+    assert remembered.count() == logged + 2
+    refused = httpx.post(f"{server}/mcp", json={}, headers={"Accept": "application/json, text/event-stream"}, timeout=30)
+    assert refused.status_code == 401
+    deadline = time.monotonic() + 10  # a refusal is logged just after its answer went out
+    while not ApiCall.objects.filter(door="mcp", status=401, user__isnull=True).exists():
+        assert time.monotonic() < deadline, "the refused call was not logged"
+        time.sleep(0.1)

@@ -1,0 +1,101 @@
+"""The caller log: every API and MCP call, reads and refusals too, with who, what, which scope,
+the status and the latency. Written by the doors (`memoryweb/api.py`, `memoryweb/mcp.py`) after
+the answer is built, in one INSERT; read by a scope's team admins; pruned after
+MEMORYWEB_CALL_LOG_DAYS.
+
+It lives in accounts, the lowest domain layer, beside the audit trail, so that every door can
+write it. The scope is named by slug, as the caller sent it: the door need not have found it.
+"""
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import QuerySet, Subquery
+from django.utils import timezone
+
+from accounts.idempotency import idempotency_prune
+from accounts.models import ApiCall
+from accounts.permissions import Access, Principal, can
+from memoryweb.errors import Forbidden
+
+logger = logging.getLogger(__name__)
+
+PRUNE_BATCH = 10_000  # rows per DELETE, so pruning a busy log never holds a long lock
+
+
+def call_record(
+    *, principal: Principal | None, door: str, operation: str, scope_slug: str | None, status: int, latency_ms: float,
+) -> None:
+    """Log one call. Never raises: a call is never refused because it could not be logged."""
+    try:
+        Scope = ApiCall._meta.get_field("scope").related_model  # noqa: N806 (memories.Scope, above this layer)
+        slug = (scope_slug or "")[: ApiCall._meta.get_field("scope_slug").max_length]
+        row = ApiCall(
+            door=door, operation=operation[:128], user=principal.user if principal else None,
+            token_prefix=principal.token.prefix if principal and principal.token else "",
+            # The scope's id looked up inside the INSERT itself: one statement on the hot path.
+            scope_id=Subquery(Scope.objects.filter(slug=slug).values("pk")[:1]) if slug else None,
+            scope_slug=slug, status=status, latency_ms=round(latency_ms, 3),
+        )
+        if connection.in_atomic_block:  # a test, or a door inside a transaction: a failure must not break it
+            with transaction.atomic():
+                row.save(force_insert=True)
+        else:
+            row.save(force_insert=True)
+    except Exception:
+        logger.exception("Could not log the %s call %s.", door, operation)
+
+
+@dataclass(frozen=True)
+class CallOut:
+    when: datetime
+    door: str
+    operation: str
+    user: str | None
+    token: str | None  # the token's public prefix
+    scope: str
+    status: int
+    latency_ms: float
+
+    @classmethod
+    def of(cls, call: ApiCall) -> "CallOut":
+        return cls(
+            when=call.created_at, door=call.door, operation=call.operation, user=call.user.username if call.user else None,
+            token=f"mw_{call.token_prefix}_…" if call.token_prefix else None, scope=call.scope_slug, status=call.status,
+            latency_ms=call.latency_ms,
+        )
+
+    def as_dict(self) -> dict:
+        return {
+            "when": self.when, "door": self.door, "operation": self.operation, "user": self.user, "token": self.token,
+            "scope": self.scope, "status": self.status, "latency_ms": self.latency_ms,
+        }
+
+
+def call_list(*, principal: Principal, scope, since: datetime | None = None) -> QuerySet[ApiCall]:
+    """A scope's calls, newest first, for an admin of the scope's team (a user, not a token:
+    tokens never administer). Others are `Forbidden`; find the scope with `scope_get(…, READ)`
+    first, so a scope the principal cannot read is a NotFound before this."""
+    if not can(principal, scope, Access.ADMIN):
+        raise Forbidden(f"Only admins of team {scope.team.slug!r} may read the log of scope {scope.slug!r}.")
+    calls = ApiCall.objects.filter(scope=scope).select_related("user")
+    if since is not None:
+        calls = calls.filter(created_at__gte=since)
+    return calls.order_by("-created_at", "-id")
+
+
+def call_log_prune(*, now: datetime | None = None) -> dict[str, int]:
+    """Delete calls older than MEMORYWEB_CALL_LOG_DAYS and idempotency keys past their hours;
+    returns how many of each."""
+    now = now or timezone.now()
+    cutoff = now - timedelta(days=settings.MEMORYWEB_CALL_LOG_DAYS)
+    calls = 0
+    while True:
+        batch = list(ApiCall.objects.filter(created_at__lt=cutoff).values_list("pk", flat=True)[:PRUNE_BATCH])
+        if not batch:
+            break
+        calls += ApiCall.objects.filter(pk__in=batch).delete()[0]
+    return {"calls": calls, "idempotency_keys": idempotency_prune(now=now)}

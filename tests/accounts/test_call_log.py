@@ -1,0 +1,130 @@
+"""The caller log's service and doors: recording, `memoryweb log`, pruning, and MCP calls."""
+
+import io
+import json
+from datetime import timedelta
+
+import pytest
+from asgiref.sync import async_to_sync
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.utils import timezone
+
+from accounts.calllog import call_log_prune, call_record
+from accounts.models import ApiCall, IdempotentRequest
+from accounts.tokens import token_issue
+from accounts.permissions import Principal
+from memories.models import Episode
+
+pytestmark = pytest.mark.django_db
+
+
+def _log(principal, status=200, slug="alpha", operation="POST /scopes/{slug}/recall", **kwargs):
+    call_record(principal=principal, door="api", operation=operation, scope_slug=slug, status=status, latency_ms=1.5, **kwargs)
+
+
+def call(*args) -> str:
+    out = io.StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+def test_memoryweb_log_shows_a_scope_calls_newest_first_to_its_admin(cast, capsys):
+    _log(cast.p_editor, status=202, operation="POST /scopes/{slug}/remember")
+    _log(None, status=401)
+    _log(cast.p_owner, slug="bravo")  # another scope's call is not shown
+    lines = call("log", "--scope", "alpha", "--as", "owner").splitlines()
+    assert len(lines) == 2
+    assert "401" in lines[0] and "(anonymous)" in lines[0] and "POST /scopes/{slug}/recall" in lines[0]
+    assert "202" in lines[1] and "editor" in lines[1]
+    assert len(call("log", "--scope", "alpha", "--limit", "1", "--as", "owner").splitlines()) == 1
+    call("log", "--scope", "alpha", "--json", "--as", "owner")
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["user"], r["status"], r["scope"], r["door"]) for r in rows] == [(None, 401, "alpha", "api"), ("editor", 202, "alpha", "api")]
+    later = (timezone.now() + timedelta(minutes=1)).isoformat()
+    assert call("log", "--scope", "alpha", "--since", later, "--as", "owner") == "No calls logged for scope 'alpha'.\n"
+
+
+def test_memoryweb_log_is_refused_to_a_non_admin(cast):
+    with pytest.raises(CommandError, match="Only admins of team 'team-a'"):
+        call("log", "--scope", "alpha", "--as", "editor")
+    with pytest.raises(CommandError, match="No scope named 'alpha'"):
+        call("log", "--scope", "alpha", "--as", "outsider")
+
+
+def test_pruning_removes_old_calls_and_expired_keys_only(cast, settings):
+    settings.MEMORYWEB_CALL_LOG_DAYS = 30
+    now = timezone.now()
+    for age in (timedelta(days=31), timedelta(days=29), timedelta(0)):
+        _log(cast.p_owner)
+        ApiCall.objects.filter(pk=ApiCall.objects.latest("id").pk).update(created_at=now - age)
+    for key, age in (("old", timedelta(hours=25)), ("fresh", timedelta(hours=1))):
+        IdempotentRequest.objects.create(principal_key="u1", key=key, operation="op", body_hash="x", created_at=now - age)
+    assert call_log_prune(now=now) == {"calls": 1, "idempotency_keys": 1}
+    assert sorted((now - c).days for c in ApiCall.objects.values_list("created_at", flat=True)) == [0, 29]
+    assert list(IdempotentRequest.objects.values_list("key", flat=True)) == ["fresh"]
+    assert call("log", "--prune", "--as", "owner") == "Pruned 0 call(s) and 0 idempotency key(s).\n"
+
+
+def test_the_beat_schedule_prunes_the_log(settings):
+    assert settings.CELERY_BEAT_SCHEDULE["prune-call-log"]["task"] == "accounts.prune_call_log"
+    from accounts.tasks import prune_call_log
+
+    assert prune_call_log.apply().get() == {"calls": 0, "idempotency_keys": 0}
+
+
+# --- MCP, in-process: the tool runner that the HTTP and stdio transports call ------------------------
+
+@pytest.fixture
+def in_process_mcp(monkeypatch):
+    """The tools close stale connections around each call, as Django does around a request; in a
+    test's transaction that would close the test's own connection."""
+    from memoryweb import mcp
+
+    monkeypatch.setattr(mcp, "close_old_connections", lambda: None)
+
+
+def _tool(name: str, principal: Principal | None, arguments: dict):
+    from memoryweb import mcp
+
+    async def call_tool():
+        reset = mcp.current_principal.set(principal)
+        try:
+            return await mcp.server.call_tool(name, arguments)
+        finally:
+            mcp.current_principal.reset(reset)
+
+    return async_to_sync(call_tool)()
+
+
+def _text(result) -> str:
+    blocks = result.content if hasattr(result, "content") else result
+    return blocks[0].text
+
+
+def test_mcp_remember_with_an_idempotency_key_twice_writes_once(cast, in_process_mcp):
+    token = token_issue(actor=cast.p_owner, user=cast.owner, name="agent", scopes=[cast.scope_a], can_write=True).token
+    agent = Principal.for_token(token)
+    arguments = {"scope": "alpha", "text": "I moved to Oslo", "speaker": "ada", "idempotency_key": "mcp-1"}
+    first, again = _tool("remember", agent, dict(arguments)), _tool("remember", agent, dict(arguments))
+    assert _text(again) == _text(first) and json.loads(_text(first))["scope"] == "alpha"
+    assert Episode.objects.count() == 1
+    other = _tool("remember", agent, {**arguments, "text": "I moved to Rome"})
+    assert other.is_error and "was used for another request" in _text(other)
+    _tool("remember", agent, {"scope": "alpha", "text": "I moved to Oslo"})  # no key: a new write
+    assert Episode.objects.count() == 2
+
+
+def test_mcp_calls_are_logged_refusals_too(cast, in_process_mcp):
+    token = token_issue(actor=cast.p_owner, user=cast.owner, name="agent", scopes=[cast.scope_a]).token
+    agent = Principal.for_token(token)
+    _tool("recall", agent, {"scope": "alpha", "query": "Oslo"})
+    _tool("remember", agent, {"scope": "alpha", "text": "I moved to Oslo"})  # a read-only token: refused
+    _tool("list_scopes", agent, {})
+    _tool("recall", None, {"scope": "alpha", "query": "Oslo"})
+    calls = list(ApiCall.objects.order_by("id").values_list("door", "operation", "status", "scope_slug", "token_prefix"))
+    assert calls == [
+        ("mcp", "recall", 200, "alpha", token.prefix), ("mcp", "remember", 403, "alpha", token.prefix),
+        ("mcp", "list_scopes", 200, "", token.prefix), ("mcp", "recall", 401, "alpha", ""),
+    ]
+    assert ApiCall.objects.filter(scope=cast.scope_a).count() == 3
