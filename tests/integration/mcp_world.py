@@ -68,6 +68,7 @@ def server_env(world: World) -> dict[str, str]:
     env = {
         **os.environ, "DJANGO_SETTINGS_MODULE": "memoryweb.settings", "MEMORYWEB_DATABASE_NAME": world.database,
         "EMBEDDER": "hash", "LLM_PROVIDER": "offline", "MEMORYWEB_WARM_UP": "0", "PYTHONPATH": str(ROOT),
+        "MEMORYWEB_LOCAL_ACCESS": "false",  # a test server must not offer itself to the CLIs sharing MEMORYWEB_HOME
     }
     env.pop("REDIS_URL", None)  # tasks run in the server process, so a remembered text is searchable at once
     return env
