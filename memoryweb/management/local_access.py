@@ -13,6 +13,7 @@ server killed before that leaves tokens that the next `serve` revokes (and the f
 
 import logging
 import os
+import signal
 import threading
 from contextlib import contextmanager
 from datetime import timedelta
@@ -48,12 +49,20 @@ def local_access(url: str):
     keeper.refresh()
     thread = threading.Thread(target=keeper.loop, name="memoryweb-local-access", daemon=True)
     thread.start()
+    # uvicorn re-raises a SIGTERM it handled once it has shut down; as SystemExit, this block's cleanup still runs.
+    previous = signal.signal(signal.SIGTERM, _exit) if threading.current_thread() is threading.main_thread() else None
     try:
         yield
     finally:
         keeper.stop.set()
         thread.join(timeout=REFRESH_SECONDS * 2)
         keeper.withdraw()
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _exit(signum, frame):
+    raise SystemExit(128 + signum)
 
 
 class _Keeper:
