@@ -16,7 +16,7 @@ from memoryweb.api_idempotency import idempotent_write
 from memories.scopes import scope_get, scope_list
 from memories.services.extract import episode_get, episode_retry
 from memories.services.facts import (
-    entity_get, entity_list, episode_as_dict, fact_as_dict, fact_chain, fact_correct, fact_get, fact_list,
+    entity_get, entity_list, episode_as_dict, fact_as_dict, fact_chain, fact_correct, fact_get, fact_history, fact_list,
     fact_list_for_episode, fact_restore, fact_retract,
 )
 from memories.services.ingest import ingest_session, remember
@@ -264,6 +264,16 @@ def entity(request: HttpRequest, slug: str, entity_id: str):
     scope = scope_get(_principal(request), slug, Access.READ)
     found = entity_get(scope=scope, name_or_id=entity_id)
     return _entity_out(found, facts=fact_list(scope=scope, entity=str(found.public_id)))
+
+
+@router.get("/scopes/{slug}/facts", response={200: list[FactOut], **ERRORS},
+            summary="What the scope believes now (active facts), or with history=true every fact with its interval")
+@paginate(LimitOffsetPagination)
+def facts(request: HttpRequest, slug: str, entity: str | None = None, attribute: str | None = None, history: bool = False):
+    scope = scope_get(_principal(request), slug, Access.READ)
+    if history:
+        return _facts_out(fact_history(scope=scope, entity_name_or_id=entity, attribute=attribute))
+    return _facts_out(fact_list(scope=scope, entity=entity, attribute=attribute))
 
 
 @router.get("/scopes/{slug}/facts/{fact_id}", response={200: FactDetailOut, **ERRORS}, summary="A fact with its supersession chain")

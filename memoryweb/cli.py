@@ -3,6 +3,7 @@
 Configuration errors (a malformed DATABASE_URL, a missing SECRET_KEY, an embedded database that
 cannot start) and a database that does not answer are printed as one sentence, not a traceback.
 `memoryweb --help` lists memoryweb's own commands, grouped; `memoryweb help --django` lists all.
+The memory commands go to a server first when one is meant or running (`memoryweb/cli_memory.py`).
 """
 
 import os
@@ -16,6 +17,8 @@ COMMAND_GROUPS = {
     "admin": ["user", "team", "token", "scope", "log", "config", "serve", "mcp"],
     "operations": ["bench", "eval", "heal", "migrate", "backup", "restore", "dedup", "consolidate", "reindex"],
 }
+# The memory commands that can run through a server (memoryweb/cli_memory.py: COMMANDS).
+REMOTE_COMMANDS = ("store", "facts", "recall", "query", "forget")
 _OUR_APPS = {"memoryweb", "accounts", "memories", "retrieval"}
 
 
@@ -59,9 +62,17 @@ def _utility(argv: list[str]):
 
 
 def main(argv: list[str] | None = None) -> None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryweb.settings")
     argv = list(sys.argv if argv is None else argv)
     argv[0] = "memoryweb"
+    if len(argv) > 1 and argv[1] in REMOTE_COMMANDS:
+        # Before Django: through a server (--url/--token, or a local `serve`), nothing of Django's
+        # models, the embedded database or the embedding model is loaded (cli_memory.py).
+        from memoryweb.cli_memory import run
+
+        code = run(argv[1], argv[2:])
+        if code is not None:
+            sys.exit(code)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryweb.settings")
     from django.core.exceptions import ImproperlyConfigured
     from django.db.utils import OperationalError
 

@@ -19,6 +19,7 @@ OPERATIONS = [
     ("get", "/scopes/alpha/entities", None, False),
     ("get", "/scopes/alpha/entities/{entity}", None, False),
     ("get", "/scopes/alpha/facts/{fact}", None, False),
+    ("get", "/scopes/alpha/facts?entity=ada&history=true", None, False),
     ("get", "/scopes/alpha/history?entity=ada", None, False),
     ("post", "/scopes/alpha/recall", {"query": "where does ada live"}, False),
     ("post", "/scopes/alpha/recall/evidence", {"query": "where does ada live"}, False),

@@ -3,10 +3,16 @@ process, so it must see it), the server process's environment, and reading tool 
 
 import json
 import os
+import socket
+import subprocess
 import sys
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import httpx
+import pytest
 from django.core.management import call_command
 from django.db import connection
 
@@ -68,6 +74,7 @@ def server_env(world: World) -> dict[str, str]:
     env = {
         **os.environ, "DJANGO_SETTINGS_MODULE": "memoryweb.settings", "MEMORYWEB_DATABASE_NAME": world.database,
         "EMBEDDER": "hash", "LLM_PROVIDER": "offline", "MEMORYWEB_WARM_UP": "0", "PYTHONPATH": str(ROOT),
+        "MEMORYWEB_LOCAL_ACCESS": "false",  # a test server must not offer itself to the CLIs sharing MEMORYWEB_HOME
     }
     env.pop("REDIS_URL", None)  # tasks run in the server process, so a remembered text is searchable at once
     return env
@@ -75,6 +82,45 @@ def server_env(world: World) -> dict[str, str]:
 
 def memoryweb_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "memoryweb.cli", *args]
+
+
+@contextmanager
+def live_server(env: dict[str, str], log_dir: Path):
+    """`memoryweb serve` with `env` on a free port; yields its base URL; stopped (SIGTERM, then
+    SIGKILL) when the block ends. Its output goes to `log_dir/serve.log`, shown if it fails to start."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log_path = log_dir / "serve.log"
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(
+            memoryweb_command("serve", "--port", str(port), "--no-migrate"), cwd=ROOT, env=env,
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_until_up(url, proc, log_path)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+def _wait_until_up(url: str, proc: subprocess.Popen, log_path: Path, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"memoryweb serve exited with {proc.returncode}:\n{log_path.read_text()}")
+        try:
+            httpx.get(f"{url}/healthz", timeout=2)
+            return
+        except httpx.TransportError:
+            time.sleep(0.3)
+    pytest.fail(f"memoryweb serve did not answer within {timeout} s:\n{log_path.read_text()}")
 
 
 def episode_count() -> int:

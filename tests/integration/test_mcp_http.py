@@ -2,8 +2,6 @@
 the module, on the test database): the tools work for a valid token, and every refusal is an HTTP
 401 before MCP or a tool error, with nothing written."""
 
-import socket
-import subprocess
 import time
 
 import anyio
@@ -14,8 +12,8 @@ from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.integration.mcp_world import (
-    CALL_TIMEOUT, ROOT, episode_count, error_text, expected_tools, memoryweb_command, payload,
-    remember_recall_answer_history, server_env,
+    CALL_TIMEOUT, episode_count, error_text, expected_tools, live_server, payload, remember_recall_answer_history,
+    server_env,
 )
 
 # django_db: the test database is set up (and each test reads it in its own transaction).
@@ -25,39 +23,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 @pytest.fixture(scope="module")
 def server(mcp_world, tmp_path_factory):
     """`memoryweb serve` on a free port; yields its base URL; killed at the end of the module."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    log_path = tmp_path_factory.mktemp("mcp-http") / "serve.log"
-    with open(log_path, "w") as log:
-        proc = subprocess.Popen(
-            memoryweb_command("serve", "--port", str(port), "--no-migrate"), cwd=ROOT, env=server_env(mcp_world),
-            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_until_up(url, proc, log_path)
+    with live_server(server_env(mcp_world), tmp_path_factory.mktemp("mcp-http")) as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-
-
-def _wait_until_up(url: str, proc: subprocess.Popen, log_path, timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"memoryweb serve exited with {proc.returncode}:\n{log_path.read_text()}")
-        try:
-            httpx.get(f"{url}/healthz", timeout=2)
-            return
-        except httpx.TransportError:
-            time.sleep(0.3)
-    pytest.fail(f"memoryweb serve did not answer within {timeout} s:\n{log_path.read_text()}")
 
 
 def run_session(url: str, token: str | None, work):

@@ -1,8 +1,12 @@
+import re
+from datetime import timedelta
+
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime, parse_date
 
 from accounts.models import ApiToken
 from accounts.permissions import Access
+from accounts.services import user_get
 from accounts.tokens import token_issue, token_revoke
 from memoryweb.errors import InvalidInput, NotFound
 from memoryweb.management.base import MemorywebCommand
@@ -18,7 +22,8 @@ class Command(MemorywebCommand):
         create.add_argument("name")
         create.add_argument("--scope", action="append", required=True, dest="scopes", help="a scope slug (repeatable)")
         create.add_argument("--write", action="store_true", help="read+write (default: read only)")
-        create.add_argument("--expires", help="ISO date or date-time")
+        create.add_argument("--expires", help="ISO date or date-time, or a lifetime: 12h, 30d, 8w")
+        create.add_argument("--user", default=None, help="issue it for this member of a team you administer (default: you)")
         sub.add_parser("list", help="list your tokens")
         revoke = sub.add_parser("revoke", help="revoke a token by its prefix")
         revoke.add_argument("prefix")
@@ -30,13 +35,15 @@ class Command(MemorywebCommand):
             # token_issue decides what the actor may grant; here a slug only has to name a visible scope.
             scopes = [scope_get(principal, slug, Access.READ) for slug in options["scopes"]]
             expires_at = _parse_expiry(options["expires"]) if options["expires"] else None
+            user = user_get(username=options["user"]) if options["user"] else principal.user
             issued = token_issue(
-                user=principal.user, name=options["name"], scopes=scopes, can_write=options["write"], expires_at=expires_at,
+                user=user, name=options["name"], scopes=scopes, can_write=options["write"], expires_at=expires_at,
                 actor=principal,
             )
             self.emit(
                 options,
-                {"token": issued.secret, "prefix": issued.token.prefix, "scopes": [s.slug for s in scopes], "can_write": options["write"]},
+                {"token": issued.secret, "prefix": issued.token.prefix, "name": issued.token.name, "user": user.username,
+                 "scopes": [s.slug for s in scopes], "can_write": options["write"], "expires_at": expires_at.isoformat() if expires_at else None},
                 f"{issued.secret}\nKeep it now: this secret is not shown again.",
             )
         elif action == "list":
@@ -55,12 +62,19 @@ class Command(MemorywebCommand):
             self.emit(options, _token_dict(token), f"Revoked token {token.prefix}.")
 
 
+_LIFETIME = re.compile(r"([1-9][0-9]*)([hdw])")
+_UNITS = {"h": "hours", "d": "days", "w": "weeks"}
+
+
 def _parse_expiry(raw: str):
+    lifetime = _LIFETIME.fullmatch(raw.strip())
+    if lifetime:
+        return timezone.now() + timedelta(**{_UNITS[lifetime[2]]: int(lifetime[1])})
     value = parse_datetime(raw)
     if value is None:
         day = parse_date(raw)
         if day is None:
-            raise InvalidInput(f"--expires must be an ISO date or date-time, not {raw!r}.")
+            raise InvalidInput(f"--expires must be an ISO date or date-time, or a lifetime like 30d (h, d, w), not {raw!r}.")
         value = timezone.datetime(day.year, day.month, day.day)
     if timezone.is_naive(value):
         value = timezone.make_aware(value, timezone.get_default_timezone())

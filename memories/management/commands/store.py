@@ -1,21 +1,18 @@
 from accounts.permissions import Access
-from memoryweb.management.base import MemorywebCommand
+from memoryweb.cli_memory import store_output
+from memoryweb.client import Episode
+from memoryweb.management.memory import MemoryCommand
 from memories.scopes import scope_get
 from memories.services.extract import episode_get
-from memories.services.facts import episode_as_dict, fact_as_dict, fact_list_for_episode
+from memories.services.facts import episode_as_dict, fact_list_for_episode
 from memories.services.ingest import remember
 
 
-class Command(MemorywebCommand):
+class Command(MemoryCommand):
     help = "Store one memory in a scope. Without a broker, extraction runs at once and its facts are printed."
+    name = "store"
 
-    def add_command_arguments(self, parser) -> None:
-        parser.add_argument("text", help="what was said or should be remembered")
-        parser.add_argument("--scope", required=True, help="scope slug")
-        parser.add_argument("--speaker", default="", help="who said it; 'I' in the text means this person (default: you)")
-        parser.add_argument("--at", dest="occurred_at", default=None, metavar="ISO-DATE", help="when it happened (default: now)")
-
-    def handle(self, *args, **options):
+    def local_output(self, options):
         principal = self.principal(options)
         scope = scope_get(principal, options["scope"], Access.WRITE)
         result = remember(
@@ -24,15 +21,5 @@ class Command(MemorywebCommand):
         )
         episode = episode_get(scope=scope, episode_public_id=result.episodes[0].episode_id)
         facts = list(fact_list_for_episode(scope=scope, episode=episode))
-        data = {"episode": episode_as_dict(episode), "facts": [fact_as_dict(f) for f in facts]}
-        lines = [f"Stored episode {episode.public_id} ({episode.status})."]
-        if episode.status == "failed":
-            lines.append(f"Extraction failed: {episode.error}")
-            lines.append(f"Retry with: memoryweb retry {episode.public_id} --scope {scope.slug}")
-        for fact in facts:
-            note = f" (was: {fact.supersedes.value})" if fact.supersedes_id else ""
-            state = "" if fact.status == "active" else f" [{fact.status}]"
-            lines.append(f"  {fact.subject.name} · {fact.attribute} · {fact.value}{note}{state}")
-        if episode.status == "done" and not facts:
-            lines.append("  (no new facts)")
-        self.emit(options, data, "\n".join(lines))
+        was = {str(f.public_id): f.supersedes.value for f in facts if f.supersedes_id}
+        return store_output(Episode.from_dict(episode_as_dict(episode, facts=facts)), scope.slug, was)

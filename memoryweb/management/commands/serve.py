@@ -5,6 +5,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from memoryweb.checks import check_broker, check_database
+from memoryweb.management.local_access import local_access
 from memoryweb.management.base import MemorywebCommand
 
 
@@ -40,7 +41,10 @@ class Command(MemorywebCommand):
         out.write(f" (password in {password_file})" if password_file.exists() else "")
         out.write(f"; the operators' admin is at {url}/admin/.\n")
         out.flush()
-        uvicorn.run(
-            "memoryweb.asgi:application", host=options["host"], port=options["port"], workers=options["workers"],
-            log_level="info", lifespan="on",  # the MCP session manager runs in the lifespan (asgi.py)
-        )
+        # The CLI on this machine uses this server while it runs (local_access.py); 0.0.0.0 is reached on 127.0.0.1.
+        local_url = f"http://{'127.0.0.1' if options['host'] in ('0.0.0.0', '::', '') else options['host']}:{options['port']}"
+        with local_access(local_url):
+            uvicorn.run(
+                "memoryweb.asgi:application", host=options["host"], port=options["port"], workers=options["workers"],
+                log_level="info", lifespan="on",  # the MCP session manager runs in the lifespan (asgi.py)
+            )

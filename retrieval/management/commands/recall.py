@@ -1,26 +1,19 @@
 from accounts.permissions import Access
-from memoryweb.management.base import MemorywebCommand
+from memoryweb.cli_memory import recall_output
+from memoryweb.client import RecallResult
+from memoryweb.management.memory import MemoryCommand
 from memories.scopes import scope_get
-from retrieval.render import items_text
 from retrieval.services import recall
 
 
-class Command(MemorywebCommand):
+class Command(MemoryCommand):
     help = "Find the memories (facts and episodes) that best match QUERY in a scope."
+    name = "recall"
 
-    def add_command_arguments(self, parser) -> None:
-        parser.add_argument("query")
-        parser.add_argument("--scope", required=True, help="scope slug")
-        parser.add_argument("--k", type=int, default=10, help="how many results (default 10)")
-        parser.add_argument("--as-of", dest="as_of", help="as the memory stood on this date (YYYY-MM-DD)")
-        parser.add_argument("--history", action="store_true", help="include superseded facts")
-        parser.add_argument("--speaker", default="", help="who asks: 'I' and 'my' mean this person")
-
-    def handle(self, *args, **options):
+    def local_output(self, options):
         scope = scope_get(self.principal(options), options["scope"], Access.READ)
         result = recall(
             scope=scope, query=options["query"], k=options["k"], as_of=options["as_of"], include_history=options["history"],
             speaker=options["speaker"],
         )
-        header = f"time window: {result.window.phrase} ({result.window.as_dict()['start']} → {result.window.as_dict()['end']})\n" if result.window else ""
-        self.emit(options, result.as_dict(), header + items_text(result.items))
+        return recall_output(RecallResult.from_dict(result.as_dict()))
