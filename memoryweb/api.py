@@ -40,6 +40,15 @@ class BrowserSession(APIKeyCookie):
 
     param_name = settings.SESSION_COOKIE_NAME
 
+    def _get_key(self, request: HttpRequest) -> str | None:
+        # CSRF protects a session that signs someone in. Without one this scheme cannot
+        # authenticate, so the caller gets the 401 for a missing token, not a 403 from a CSRF check
+        # (ninja checks CSRF first, on every unsafe request, even one with no cookie at all).
+        user = getattr(request, "user", None)
+        if user is None or not user.is_authenticated:
+            return None
+        return super()._get_key(request)
+
     def authenticate(self, request: HttpRequest, key: str | None) -> Principal | None:
         user = getattr(request, "user", None)
         if user is not None and user.is_authenticated and user.is_active:

@@ -109,9 +109,8 @@ def bench_recall(
             _conversation(target, turns=turns, user=user)
             out.write(f"target scope: a conversation of {turns} turns ({time.perf_counter() - started:.1f} s)\n")
         else:
-            people = _people(target, max(facts // 5, 1), rng)
-            made = _facts(target, people, facts, rng)
-            out.write(f"target scope: {made} facts about {len(people)} people ({time.perf_counter() - started:.1f} s)\n")
+            people, made = synthetic_facts(target, facts=facts, rng=rng)
+            out.write(f"target scope: {made} facts about {people} people ({time.perf_counter() - started:.1f} s)\n")
         _build(target, noise, rng=rng, embedder=embedder, out=out)
         result = _measure(target, _asker(target, rng), queries=queries, embedder=embedder, out=out)
         if keep:
@@ -124,13 +123,26 @@ def bench_recall(
 
 
 def _asker(scope: Scope, rng: random.Random) -> Callable[[], str]:
-    """Questions that fit what the bench put in `scope`: a conversation, or facts about people."""
+    ask = question_maker(scope)
+    return lambda: ask(rng)
+
+
+def question_maker(scope: Scope) -> Callable[[random.Random], str]:
+    """Questions that fit what a bench put in `scope`, a conversation or facts about people,
+    drawn with the caller's random generator (one per thread)."""
     if Turn.objects.filter(scope=scope).exists():
-        return lambda: synthetic_question(rng)
+        return synthetic_question
     people = list(Entity.objects.filter(scope=scope, kind="person").order_by("pk"))
     if not people:
-        raise InvalidInput(f"Scope {scope.slug!r} holds neither people nor turns: it was not built by `bench recall --keep`.")
-    return lambda: _question(rng, people)
+        raise InvalidInput(f"Scope {scope.slug!r} holds neither people nor turns: it was not built by a bench with --keep.")
+    return lambda rng: _question(rng, people)
+
+
+def synthetic_facts(scope: Scope, *, facts: int, rng: random.Random) -> tuple[int, int]:
+    """`facts` facts ("Maria Lopez lives in Lisbon.") about facts/5 people, bulk-created in
+    `scope` (not indexed yet); returns (people, facts made)."""
+    people = _people(scope, max(facts // 5, 1), rng)
+    return len(people), _facts(scope, people, facts, rng)
 
 
 def _conversation(scope: Scope, *, turns: int, user) -> None:

@@ -4,6 +4,7 @@ from datetime import timedelta
 
 import pytest
 from django.apps import apps
+from django.conf import settings
 from django.test import Client
 from django.utils import timezone
 
@@ -137,5 +138,18 @@ def test_a_browser_write_needs_the_csrf_token(cast):
     client = Client(enforce_csrf_checks=True)
     client.force_login(cast.owner)
     response = client.post("/api/v1/scopes/alpha/remember", {"text": "hi"}, content_type="application/json")
-    assert response.status_code in (401, 403)
+    assert response.status_code == 403 and "CSRF" in response.json()["message"]
     assert not apps.get_model("memories", "Episode").objects.exists()
+
+
+@pytest.mark.parametrize("cookie", [None, "", "not-a-session"])
+def test_a_write_without_a_token_is_a_401_even_where_csrf_is_enforced(cast, cookie):
+    # A real server enforces CSRF (the test client normally skips it): a request no session signs
+    # in must still get the missing token's 401, not a 403 from a CSRF check that protects nothing.
+    client = Client(enforce_csrf_checks=True)
+    if cookie is not None:
+        client.cookies[settings.SESSION_COOKIE_NAME] = cookie
+    response = client.post("/api/v1/scopes/alpha/remember", {"text": "hi"}, content_type="application/json")
+    assert response.status_code == 401 and response.json()["code"] == "unauthorized"
+    assert response["WWW-Authenticate"].startswith("Bearer")
+    assert client.delete("/api/v1/scopes/alpha/episodes/00000000-0000-0000-0000-000000000000").status_code == 401

@@ -95,3 +95,30 @@ def test_bench_recall_refuses_negative_turns(cast):
 def test_bench_recall_refuses_more_turns_than_it_can_date(cast):
     with pytest.raises(CommandError, match="at most 1000000 turns"):
         call_command("bench", "recall", "--turns", "1000001", "--as", "owner")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+@pytest.mark.django_db(transaction=True)  # the server is another process: it must see committed rows
+def test_bench_api_drives_a_live_server_and_cleans_up(cast, capsys):
+    from accounts.models import ApiToken
+
+    scopes = set(Scope.objects.values_list("slug", flat=True))
+    call_command("bench", "api", "--facts", "50", "--clients", "1,2", "--seconds", "1", "--queries", "5", "--json", "--as", "owner")
+    result = json.loads(capsys.readouterr().out)
+    assert result["facts"] == 50 and result["in_process"]["queries"] == 5 and result["embedder"] == "hash-384"
+    assert [(p["operation"], p["clients"]) for p in result["http"]] == [
+        ("recall", 1), ("recall", 2), ("remember", 1), ("remember", 2)]
+    assert all(p["requests"] > 0 and not p["errors"] for p in result["http"]), result["http"]
+    assert {"added_ms_at_one_client", "cpu_bound_requests_per_second", "share_of_cpu_bound"} <= set(result)
+    assert set(Scope.objects.values_list("slug", flat=True)) == scopes
+    assert ApiToken.objects.get(name__startswith="bench api").revoked_at is not None
+
+
+def test_bench_api_refuses_nonsense_options(cast):
+    with pytest.raises(CommandError, match="--clients must be numbers from 1"):
+        call_command("bench", "api", "--clients", "0", "--as", "owner")
+    with pytest.raises(CommandError, match="--seconds must be more than 0"):
+        call_command("bench", "api", "--seconds", "0", "--as", "owner")
+    with pytest.raises(CommandError, match="No scope named"):
+        call_command("bench", "api", "--scope", "bravo", "--as", "owner")

@@ -1,11 +1,24 @@
+import argparse
+
 from django.core.management.base import CommandError
 
+from accounts.permissions import Access
 from memoryweb.management.base import MemorywebCommand
 from memories.scopes import scope_get
 
 
+def _counts(text: str) -> list[int]:
+    try:
+        counts = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected numbers separated by commas, like 1,4,16, not {text!r}") from None
+    if not counts:
+        raise argparse.ArgumentTypeError("expected at least one number, like 1,4,16")
+    return counts
+
+
 class Command(MemorywebCommand):
-    help = "Benchmarks on this machine (not tests): `bench ingest`, `bench recall`."
+    help = "Benchmarks on this machine (not tests): `bench ingest`, `bench recall`, `bench api`."
 
     def add_command_arguments(self, parser) -> None:
         sub = self.add_subcommands(parser)
@@ -22,8 +35,32 @@ class Command(MemorywebCommand):
         recall.add_argument("--keep", action="store_true", help="keep the built scopes, to measure them again with --scope")
         recall.add_argument("--scope", help="measure a scope kept by an earlier `bench recall --keep` instead of building one")
 
+        api = sub.add_parser("api", help="recall and remember through the real server (memoryweb serve) against recall in-process")
+        api.add_argument("--clients", type=_counts, default=[1, 4, 16], help="concurrent clients, one run each (default 1,4,16)")
+        api.add_argument("--seconds", type=float, default=30, help="seconds per operation and client count (default 30)")
+        api.add_argument("--workers", type=int, default=1, help="server worker processes (default 1)")
+        api.add_argument("--facts", type=int, default=10_000, help="facts in the scope it builds (default 10000)")
+        api.add_argument("--queries", type=int, default=200, help="in-process recalls to time (default 200)")
+        api.add_argument("--keep", action="store_true", help="keep the built scope, to measure it again with --scope")
+        api.add_argument("--scope", help="measure a scope kept by an earlier `bench api --keep` (or `bench recall --keep`)")
+
     def handle(self, *args, **options):
         principal = self.principal(options)
+        if options["action"] == "api":
+            from retrieval.bench_api import bench_api
+
+            for name in ("facts", "queries", "workers"):
+                if options[name] < 1:
+                    raise CommandError(f"--{name} must be at least 1.")
+            existing = scope_get(principal, options["scope"], Access.WRITE) if options["scope"] else None
+            data = bench_api(
+                principal=principal, clients=options["clients"], seconds=options["seconds"], workers=options["workers"],
+                facts=options["facts"], existing=existing, keep=options["keep"], queries=options["queries"],
+                stdout=self.stderr if options["json"] else self.stdout,
+            )
+            if options["json"]:
+                self.emit(options, data, "")
+            return
         if options["action"] == "recall":
             from retrieval.bench import bench_recall
 

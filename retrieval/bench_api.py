@@ -1,0 +1,331 @@
+"""`memoryweb bench api`: recall and remember through the real server, against recall in-process.
+
+A scope of `facts` synthetic facts (the `bench recall` builders) is built and indexed, or an
+existing one reused; a read+write token is issued for it (and revoked at the end). First recall
+is timed in this process, wall clock and CPU seconds per recall: this process's (all its
+threads) plus the embedded PostgreSQL's (its backends, living and exited). Then `memoryweb
+serve --workers N` starts on a free loopback port, is warmed up, and for each client count N
+clients (threads, one keep-alive HTTP connection each) send `POST /api/v1/scopes/S/recall` for
+`seconds`, then the same for `remember`. Reported per operation and client count: requests/s,
+p50 and p95, errors by status, and CPU seconds per request in the server and the database.
+
+Two figures answer the issue's targets: what HTTP and auth add to the in-process recall p50 at
+one client, and recall throughput at the most clients against the CPU bound, cores ÷ CPU
+seconds per in-process recall. The client threads share the machine's cores with the server
+(their CPU is reported too). Remembered texts stay in the scope. A benchmark, not a test.
+"""
+
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import psutil
+from django.conf import settings
+from django.db import connection
+
+from accounts.permissions import Principal
+from accounts.tokens import token_issue, token_revoke
+from memoryweb.embedded_db import pgdata_path
+from memoryweb.errors import InvalidInput
+from memoryweb.providers.embedders import get_embedder
+from memories.models import Fact, Scope
+from retrieval.bench import _percentile, question_maker, synthetic_facts
+from retrieval.bench_ingest import scope_delete_throwaway, synthetic_sessions
+from retrieval.indexing import index_pending
+from retrieval.services import recall
+
+ROOT = Path(__file__).resolve().parent.parent
+MAX_CLIENTS = 256
+MAX_SECONDS = 600
+START_TIMEOUT = 180  # seconds for `serve` to answer, the local model loaded in each worker
+
+
+@dataclass
+class Phase:
+    operation: str
+    clients: int
+    seconds: float
+    latencies_ms: list[float] = field(default_factory=list)
+    errors: Counter = field(default_factory=Counter)
+    server_cpu: float | None = None
+    db_cpu: float | None = None
+    client_cpu: float = 0.0
+
+    def as_dict(self) -> dict:
+        done = len(self.latencies_ms)
+        per = (lambda cpu: round(cpu / done * 1000, 2) if cpu is not None and done else None)
+        return {
+            "operation": self.operation, "clients": self.clients, "requests": done, "seconds": round(self.seconds, 2),
+            "requests_per_second": round(done / self.seconds, 1) if self.seconds else 0.0,
+            "p50_ms": round(statistics.median(self.latencies_ms), 2) if done else None,
+            "p95_ms": round(_percentile(self.latencies_ms, 0.95), 2) if done else None,
+            "errors": {str(status): count for status, count in sorted(self.errors.items(), key=str)},
+            "server_cpu_ms_per_request": per(self.server_cpu), "db_cpu_ms_per_request": per(self.db_cpu),
+            "client_cpu_ms_per_request": per(self.client_cpu),
+        }
+
+
+def bench_api(
+    *, principal: Principal, clients: list[int], seconds: float, workers: int = 1, facts: int = 10_000,
+    existing: Scope | None = None, keep: bool = False, queries: int = 200, seed: int = 7, stdout=None,
+) -> dict:
+    if not clients or min(clients) < 1 or max(clients) > MAX_CLIENTS:
+        raise InvalidInput(f"--clients must be numbers from 1 to {MAX_CLIENTS}.")
+    if not 0 < seconds <= MAX_SECONDS:
+        raise InvalidInput(f"--seconds must be more than 0 and at most {MAX_SECONDS}.")
+    out = stdout or sys.stdout
+    rng = random.Random(seed)
+    scope = existing or _build(principal=principal, facts=facts, rng=rng, out=out)
+    issued = token_issue(actor=principal, user=principal.user, name=f"bench api {uuid.uuid4().hex[:6]}", scopes=[scope], can_write=True)
+    try:
+        facts_in_scope = Fact.objects.in_scope(scope).count()
+        ask = question_maker(scope)
+        inprocess = _in_process(scope, ask, queries=queries, rng=rng)
+        out.write(f"in-process recall, {inprocess['queries']} queries: p50 {inprocess['p50_ms']} ms, "
+                  f"p95 {inprocess['p95_ms']} ms, CPU {inprocess['cpu_ms_per_recall']} ms per recall "
+                  f"({inprocess['app_cpu_ms_per_recall']} here + {inprocess['db_cpu_ms_per_recall']} in PostgreSQL)\n")
+        with _server(workers=workers) as (url, server):
+            phases = _http_phases(url=url, server=server, secret=issued.secret, scope=scope, ask=ask, clients=clients,
+                                  seconds=seconds, workers=workers, out=out)
+    finally:
+        token_revoke(token=issued.token, actor=principal)
+        if existing is None and not keep:
+            scope_delete_throwaway(scope=scope)
+    result = {
+        "scope": scope.slug, "facts": facts_in_scope, "workers": workers,
+        "embedder": get_embedder().name, "cores": _cores(), "in_process": inprocess, "http": phases,
+        **_targets(inprocess, phases),
+    }
+    _summary(result, out)
+    if keep and existing is None:
+        out.write(f"kept: measure again with `memoryweb bench api --scope {scope.slug}`\n")
+    return result
+
+
+def _build(*, principal: Principal, facts: int, rng: random.Random, out) -> Scope:
+    from accounts.services import personal_team_ensure
+
+    started = time.perf_counter()
+    team = personal_team_ensure(user=principal.user)
+    scope = Scope.objects.create(team=team, slug=f"bench-api-{uuid.uuid4().hex[:8]}", name="bench api scope")
+    people, made = synthetic_facts(scope, facts=facts, rng=rng)
+    index_pending(scope=scope)
+    out.write(f"scope {scope.slug}: {made} facts about {people} people, indexed ({time.perf_counter() - started:.1f} s)\n")
+    return scope
+
+
+def _in_process(scope: Scope, ask, *, queries: int, rng: random.Random) -> dict:
+    """Recall as the API handler calls it (query embedding included), timed and CPU-costed."""
+    recall(scope=scope, query=ask(rng))  # the model, the caches, the pool's connections
+    wall, db = [], _Postgres()
+    cpu_before, db_before = time.process_time(), db.cpu()
+    for _ in range(queries):
+        question = ask(rng)
+        started = time.perf_counter()
+        recall(scope=scope, query=question)
+        wall.append((time.perf_counter() - started) * 1000)
+    app_cpu = time.process_time() - cpu_before
+    db_cpu = db.cpu() - db_before if db_before is not None else None
+    total = app_cpu + (db_cpu or 0.0)
+    return {
+        "queries": queries, "p50_ms": round(statistics.median(wall), 2), "p95_ms": round(_percentile(wall, 0.95), 2),
+        "app_cpu_ms_per_recall": round(app_cpu / queries * 1000, 2),
+        "db_cpu_ms_per_recall": round(db_cpu / queries * 1000, 2) if db_cpu is not None else None,
+        "cpu_ms_per_recall": round(total / queries * 1000, 2),
+    }
+
+
+def _http_phases(*, url, server, secret, scope, ask, clients, seconds, workers, out) -> list[dict]:
+    headers = {"Authorization": f"Bearer {secret}"}
+    recall_path = f"/api/v1/scopes/{scope.slug}/recall"
+    texts = [m["text"] for _, messages in synthetic_sessions(turns=500, session_size=50) for m in messages]
+
+    def recall_request(rng):
+        return recall_path, {"query": ask(rng)}
+
+    def remember_request(rng):
+        return f"/api/v1/scopes/{scope.slug}/remember", {"text": rng.choice(texts), "speaker": "bench"}
+
+    # Every worker loads its model and opens its connections before anything is timed.
+    _drive(url, headers, recall_request, clients=max(2 * workers, 2), seconds=max(3.0, min(seconds, 10.0)), server=server)
+    phases = []
+    for operation, make in (("recall", recall_request), ("remember", remember_request)):
+        for count in clients:
+            phase = _drive(url, headers, make, clients=count, seconds=seconds, server=server)
+            phase.operation = operation
+            data = phase.as_dict()
+            phases.append(data)
+            out.write(f"{operation:8} {count:3} clients: {data['requests_per_second']:7} req/s, p50 {data['p50_ms']} ms, "
+                      f"p95 {data['p95_ms']} ms, server+db CPU {_sum(data['server_cpu_ms_per_request'], data['db_cpu_ms_per_request'])} "
+                      f"ms/request{', errors ' + str(data['errors']) if data['errors'] else ''}\n")
+    return phases
+
+
+def _drive(url: str, headers: dict, make, *, clients: int, seconds: float, server: psutil.Process) -> Phase:
+    """`clients` threads, each on its own keep-alive connection, sending requests for `seconds`."""
+    phase = Phase(operation="", clients=clients, seconds=0.0)
+    lock = threading.Lock()
+    db = _Postgres()
+    deadline = time.monotonic() + seconds
+
+    def client(number: int) -> None:
+        rng = random.Random(number)
+        latencies, errors = [], Counter()
+        with httpx.Client(base_url=url, headers=headers, timeout=60) as http:
+            while time.monotonic() < deadline:
+                path, body = make(rng)
+                started = time.perf_counter()
+                try:
+                    status = http.post(path, json=body).status_code
+                except httpx.HTTPError as exc:
+                    status = exc.__class__.__name__
+                if status in (200, 202):
+                    latencies.append((time.perf_counter() - started) * 1000)
+                else:
+                    errors[status] += 1
+        with lock:
+            phase.latencies_ms.extend(latencies)
+            phase.errors.update(errors)
+
+    server_before, db_before, client_before = _tree_cpu(server), db.cpu(), time.process_time()
+    started = time.perf_counter()
+    with ThreadPoolExecutor(clients) as pool:
+        list(pool.map(client, range(clients)))
+    phase.seconds = time.perf_counter() - started
+    phase.client_cpu = time.process_time() - client_before
+    phase.server_cpu = _tree_cpu(server) - server_before
+    phase.db_cpu = db.cpu() - db_before if db_before is not None else None
+    return phase
+
+
+class _server:
+    """`memoryweb serve` on a free loopback port, with this process's database and embedder, and
+    a rate limit no benchmark reaches; stopped (with its workers) on exit."""
+
+    def __init__(self, *, workers: int):
+        self.workers = workers
+
+    def __enter__(self) -> tuple[str, psutil.Process]:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        env = {**os.environ, "DJANGO_SETTINGS_MODULE": "memoryweb.settings", "MEMORYWEB_API_RATE": "1000000/m",
+               "EMBEDDER": settings.EMBEDDER, "LLM_PROVIDER": settings.LLM_PROVIDER,
+               "MEMORYWEB_HOME": str(settings.MEMORYWEB_HOME), "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+        if settings.DATABASE_EMBEDDED:  # the database this process uses (a test's, too)
+            env["MEMORYWEB_DATABASE_NAME"] = connection.settings_dict["NAME"]
+        self.log = tempfile.TemporaryFile()  # uvicorn logs every request: a pipe nobody reads would fill
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "memoryweb.cli", "serve", "--port", str(port), "--workers", str(self.workers), "--no-migrate"],
+            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                self.log.seek(0)
+                error = self.log.read().decode(errors="replace")[-2000:]
+                self.log.close()
+                raise InvalidInput(f"memoryweb serve exited with {self.proc.returncode}: {error}")
+            try:
+                if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
+                    return url, psutil.Process(self.proc.pid)
+            except httpx.TransportError:
+                pass
+            time.sleep(0.3)
+        self.__exit__(None, None, None)
+        raise InvalidInput(f"memoryweb serve did not answer within {START_TIMEOUT} s.")
+
+    def __exit__(self, *exc) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        self.log.close()
+
+
+class _Postgres:
+    """CPU seconds of the embedded PostgreSQL: the postmaster, its living backends, and the
+    backends that exited (counted in the postmaster's children times). None with DATABASE_URL."""
+
+    def __init__(self):
+        self.postmaster = None
+        if settings.DATABASE_EMBEDDED:
+            try:
+                pid = int((pgdata_path(settings.MEMORYWEB_HOME) / "postmaster.pid").read_text().split()[0])
+                self.postmaster = psutil.Process(pid)
+            except (OSError, ValueError, IndexError, psutil.Error):
+                self.postmaster = None
+
+    def cpu(self) -> float | None:
+        if self.postmaster is None:
+            return None
+        times = self.postmaster.cpu_times()
+        return times.user + times.system + times.children_user + times.children_system + _children_cpu(self.postmaster)
+
+
+def _tree_cpu(process: psutil.Process) -> float:
+    times = process.cpu_times()
+    return times.user + times.system + _children_cpu(process)
+
+
+def _children_cpu(process: psutil.Process) -> float:
+    total = 0.0
+    for child in process.children(recursive=True):
+        try:
+            times = child.cpu_times()
+            total += times.user + times.system
+        except psutil.Error:  # it exited meanwhile
+            pass
+    return total
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def _targets(inprocess: dict, phases: list[dict]) -> dict:
+    recalls = [p for p in phases if p["operation"] == "recall" and p["p50_ms"] is not None]
+    if not recalls:
+        return {}
+    one, most = min(recalls, key=lambda p: p["clients"]), max(recalls, key=lambda p: p["clients"])
+    bound = _cores() / (inprocess["cpu_ms_per_recall"] / 1000) if inprocess["cpu_ms_per_recall"] else None
+    return {
+        "added_ms_at_one_client": round(one["p50_ms"] - inprocess["p50_ms"], 2), "added_at_clients": one["clients"],
+        "throughput_at_most_clients": most["requests_per_second"], "most_clients": most["clients"],
+        "cpu_bound_requests_per_second": round(bound, 1) if bound else None,
+        "share_of_cpu_bound": round(most["requests_per_second"] / bound, 3) if bound else None,
+    }
+
+
+def _summary(result: dict, out) -> None:
+    if "added_ms_at_one_client" not in result:
+        return
+    out.write(
+        f"HTTP and auth add {result['added_ms_at_one_client']} ms to the in-process recall p50 "
+        f"({result['in_process']['p50_ms']} ms) at {result['added_at_clients']} client(s); at {result['most_clients']} clients "
+        f"recall reaches {result['throughput_at_most_clients']} req/s against the CPU bound {result['cores']} cores ÷ "
+        f"{result['in_process']['cpu_ms_per_recall']} ms = {result['cpu_bound_requests_per_second']} req/s: "
+        f"{round(100 * result['share_of_cpu_bound'], 1) if result['share_of_cpu_bound'] is not None else '?'} %\n"
+    )
+
+
+def _sum(*values):
+    return round(sum(v for v in values if v is not None), 2)
