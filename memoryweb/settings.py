@@ -86,12 +86,16 @@ TEMPLATES = [
 ]
 
 
-# Database: DATABASE_URL, or the embedded PostgreSQL.
+# Database: DATABASE_URL, or the embedded PostgreSQL. Connections live DB_CONN_MAX_AGE seconds
+# (checked before reuse), so requests do not each open one.
+DB_CONN_MAX_AGE = env_int("DB_CONN_MAX_AGE", 60, minimum=0)
+
+
 def _database() -> dict:
     url = env_str("DATABASE_URL")
     if url:
         try:
-            config = dj_database_url.parse(url, conn_max_age=env_int("DB_CONN_MAX_AGE", 60, minimum=0))
+            config = dj_database_url.parse(url, conn_max_age=DB_CONN_MAX_AGE, conn_health_checks=True)
         except Exception as exc:  # dj-database-url raises several exception types for bad input
             raise ImproperlyConfigured(
                 f"DATABASE_URL is malformed ({str(exc).split('.')[0]}): expected postgres://USER:PASSWORD@HOST:PORT/NAME."
@@ -115,7 +119,9 @@ def _database() -> dict:
         # MEMORYWEB_DATABASE_NAME lets a worker started by a test use pytest-django's test database.
         "NAME": env_str("MEMORYWEB_DATABASE_NAME", DATABASE_NAME),
         **params,
-        "CONN_MAX_AGE": 0,
+        # Kept between requests like a remote database's: a new backend costs ~5 ms of CPU per request.
+        "CONN_MAX_AGE": DB_CONN_MAX_AGE,
+        "CONN_HEALTH_CHECKS": True,
     }
 
 
