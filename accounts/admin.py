@@ -1,14 +1,15 @@
 from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
 
-from accounts.models import ApiToken, Membership, Team, User
+from accounts.models import ApiToken, AuditEvent, Membership, Team, User
 from accounts.permissions import Principal
 from accounts.tokens import token_revoke
 
 
 class ViewOnly:
     """For rows that change only through services (audited, and holding rules such as "a team
-    keeps an admin"): the admin shows them and changes nothing."""
+    keeps an admin"): the admin shows them and changes nothing itself; a forged change or delete
+    POST is refused (403). Actions that call a service are the only way to change them here."""
 
     def has_add_permission(self, request, obj=None) -> bool:
         return False
@@ -72,3 +73,14 @@ class ApiTokenAdmin(ViewOnly, admin.ModelAdmin):
             token_revoke(token=token, actor=actor)
             count += 1
         self.message_user(request, f"Revoked {count} token(s).", messages.SUCCESS)
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(ViewOnly, admin.ModelAdmin):
+    """The audit log, append-only: read here, written only by `audit_record`."""
+
+    list_display = ["created_at", "actor_label", "action", "target_type", "target_id", "scope"]
+    list_filter = ["action", "target_type", "scope", "created_at"]
+    search_fields = ["actor_label", "action", "target_id"]
+    list_select_related = ["scope"]
+    fields = ["created_at", "actor_label", "actor_user", "actor_token", "action", "target_type", "target_id", "scope", "before", "after"]
