@@ -180,7 +180,7 @@ def entity_merge_undo(*, principal: Principal | None, scope: Scope, merge_id) ->
         for collision in moved["collisions"]:
             FactSupport.objects.filter(pk__in=collision["supports"]).delete()
             Fact.objects.filter(pk=collision["kept"]).update(valid_from=_when(collision["kept_valid_from"]))
-            Fact.objects.filter(pk=collision["duplicate"], status=FactStatus.SUPERSEDED).update(status=FactStatus.ACTIVE, valid_to=None)
+            Fact.objects.filter(pk=collision["duplicate"]).update(status=FactStatus.ACTIVE, valid_to=None)
         Entity.objects.filter(pk=source.pk).update(merged_into=None)
         merge.undone_at = timezone.now()
         merge.save(update_fields=["undone_at"])
@@ -301,6 +301,10 @@ def _refuse_moved_on(moved: dict, *, source: Entity, target: Entity) -> None:
         or Fact.objects.filter(pk__in=moved["facts_object"]).exclude(object_entity=target).exists()
         or Mention.objects.filter(pk__in=moved["mentions"]).exclude(entity=target).exists()
         or EntityAlias.objects.filter(pk__in=moved["aliases"]).exclude(entity=target).exists()
+        # A collision's kept fact ended, or its duplicate made active again, since: putting the
+        # old `valid_from` back could contradict what was done to them.
+        or Fact.objects.filter(pk__in=[c["kept"] for c in moved["collisions"]]).exclude(status=FactStatus.ACTIVE).exists()
+        or Fact.objects.filter(pk__in=[c["duplicate"] for c in moved["collisions"]]).exclude(status=FactStatus.SUPERSEDED).exists()
     )
     if strays:
         raise Conflict("Rows this merge moved have changed since; it can no longer be undone exactly.")

@@ -9,6 +9,7 @@ from memories.models import (
     Embedding, EmbeddingTarget, Entity, EntityAlias, EntityMerge, Episode, Fact, FactStatus, FactSupport, Mention,
 )
 from memories.normalize import normalize_name
+from memories.services.facts import fact_restore, fact_retract
 from memories.services.merge import entity_merge, entity_merge_preview, entity_merge_undo
 from memories.services.reconcile import NewFact, fact_reconcile
 from memories.services.resolve import Resolver, entity_find
@@ -208,3 +209,16 @@ def test_an_undo_keeps_what_the_target_gained_since_and_tolerates_rows_forgotten
     entity_merge_undo(principal=cast.p_editor, scope=w.scope, merge_id=merge.public_id)
     assert Fact.objects.get(pk=later.pk).subject == w.target
     assert Fact.objects.get(pk=w.dup.pk).status == FactStatus.ACTIVE and Fact.objects.get(pk=w.dup.pk).subject == w.source
+
+
+def test_an_undo_is_refused_when_a_moved_row_or_a_settled_collision_changed_since(cast, world):
+    w = world
+    merge = entity_merge(principal=cast.p_editor, scope=w.scope, source=w.source, target=w.target)
+    fact_retract(scope=w.scope, fact_public_id=w.kept.public_id, actor=cast.p_editor)
+    with pytest.raises(Conflict, match="changed since"):
+        entity_merge_undo(principal=cast.p_editor, scope=w.scope, merge_id=merge.public_id)
+    fact_restore(scope=w.scope, fact_public_id=w.kept.public_id, actor=cast.p_editor)
+    Fact.objects.filter(pk=w.acme.pk).update(subject=w.ann)  # moved on by hand
+    with pytest.raises(Conflict, match="changed since"):
+        entity_merge_undo(principal=cast.p_editor, scope=w.scope, merge_id=merge.public_id)
+    assert EntityMerge.objects.get().undone_at is None and Entity.objects.get(pk=w.source.pk).merged_into == w.target
