@@ -1,14 +1,15 @@
 from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
 
-from accounts.models import ApiCall, ApiToken, IdempotentRequest, Membership, Team, User
+from accounts.models import ApiCall, ApiToken, AuditEvent, IdempotentRequest, Membership, Team, User
 from accounts.permissions import Principal
 from accounts.tokens import token_revoke
 
 
 class ViewOnly:
     """For rows that change only through services (audited, and holding rules such as "a team
-    keeps an admin"): the admin shows them and changes nothing."""
+    keeps an admin"): the admin shows them and changes nothing itself; a forged change or delete
+    POST is refused (403). Actions that call a service are the only way to change them here."""
 
     def has_add_permission(self, request, obj=None) -> bool:
         return False
@@ -91,3 +92,14 @@ class IdempotentRequestAdmin(ViewOnly, admin.ModelAdmin):
     list_display = ["created_at", "principal_key", "key", "operation", "state", "response_status"]
     list_filter = ["state", "operation"]
     search_fields = ["key", "principal_key"]
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(ViewOnly, admin.ModelAdmin):
+    """The audit log, append-only: read here, written only by `audit_record`."""
+
+    list_display = ["created_at", "actor_label", "action", "target_type", "target_id", "scope"]
+    list_filter = ["action", "target_type", "scope", "created_at"]
+    search_fields = ["actor_label", "action", "target_id"]
+    list_select_related = ["scope"]
+    fields = ["created_at", "actor_label", "actor_user", "actor_token", "action", "target_type", "target_id", "scope", "before", "after"]

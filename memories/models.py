@@ -373,3 +373,36 @@ class Embedding(models.Model):
 
     def __str__(self) -> str:
         return f"{self.target_type}:{self.target_id} ({self.model})"
+
+
+class EntityMerge(models.Model):
+    """One merge of `source` into `target`, with exactly what it moved, so it can be undone.
+
+    `moved` holds internal ids by kind (memories/services/merge.py: `MOVED_KINDS`): the facts whose
+    subject or object entity moved, the mentions and aliases moved, the source's mentions dropped
+    because the target had the same one, and the colliding active facts with how each was settled."""
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    scope = models.ForeignKey(Scope, on_delete=models.CASCADE, related_name="entity_merges")
+    source = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="merges_as_source")
+    target = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="merges_as_target")
+    moved = models.JSONField(default=dict)
+    by = models.ForeignKey("accounts.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    by_label = models.CharField(max_length=200, blank=True)  # kept when the user is deleted
+    at = models.DateTimeField(default=timezone.now)
+    undone_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ScopedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        constraints = [
+            models.CheckConstraint(condition=~models.Q(source=models.F("target")), name="memories_entitymerge_distinct"),
+        ]
+        indexes = [
+            # "Does a later merge involve these entities?" before an undo: WHERE scope_id = … AND undone_at IS NULL.
+            models.Index(fields=["scope", "undone_at"], name="mem_entitymerge_scope_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"merge {self.public_id}: {self.source} → {self.target}"

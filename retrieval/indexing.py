@@ -220,14 +220,18 @@ def _index_facts(*, scope: Scope, state: IndexState, full: bool, embedder: Embed
     else:
         batches = _paged(facts.filter(id__gt=state.fact_mark))
     for batch in batches:
-        specs = [
-            DocSpec(Collection.FACT, f.pk, fact_document(sentence=f.sentence, subject=f.subject.name), f.valid_from or f.created_at, f.subject.name)
-            for f in batch
-        ]
-        written += sync_documents(scope=scope, specs=specs, embedder=embedder)
+        written += sync_documents(scope=scope, specs=[fact_spec(f) for f in batch], embedder=embedder)
         state.fact_mark = max(state.fact_mark, batch[-1].pk)
         state.save(update_fields=["fact_mark"])
     return written
+
+
+def fact_spec(fact: Fact) -> DocSpec:
+    """A fact's document as a fresh build writes it (`fact.subject` loaded)."""
+    return DocSpec(
+        Collection.FACT, fact.pk, fact_document(sentence=fact.sentence, subject=fact.subject.name),
+        fact.valid_from or fact.created_at, fact.subject.name,
+    )
 
 
 def _index_episodes(*, scope: Scope, state: IndexState, full: bool, embedder: Embedder, speakers: set[str]) -> int:
@@ -536,6 +540,22 @@ def documents_rewrite(*, scope: Scope, specs: list[DocSpec]) -> list[int]:
             [ids],
         )
     return ids
+
+
+def fact_documents_refresh(*, scope: Scope, fact_ids: list[int]) -> int:
+    """Rewrite these facts' documents from the rows as they stand, after something the indexer
+    does not look for changed their text: an entity merge (or its undo) gives a fact another
+    subject, whose name the document adds when the sentence lacks it. Facts not indexed yet are
+    left to the indexer, which writes them from the rows anyway. Call outside a transaction (it
+    embeds the rewritten documents after its own commit). Returns how many were rewritten."""
+    if not fact_ids:
+        return 0
+    with transaction.atomic():
+        scope_lock_for_transaction(scope)
+        facts = Fact.objects.in_scope(scope).select_related("subject").filter(pk__in=fact_ids).order_by("id")
+        rewritten = documents_rewrite(scope=scope, specs=[fact_spec(f) for f in facts])
+    documents_embed(scope=scope, doc_ids=rewritten)
+    return len(rewritten)
 
 
 def documents_embed(*, scope: Scope, doc_ids: list[int], embedder: Embedder | None = None) -> None:

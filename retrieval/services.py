@@ -2,10 +2,10 @@
 
 from retrieval.answer import Answer, answer, history
 from retrieval.forget import ForgetReceipt, episode_forget
-from retrieval.indexing import index_pending
+from retrieval.indexing import fact_documents_refresh, index_pending
 from retrieval.search import RecallItem, RecallResult, recall, recall_evidence
 
 __all__ = [
-    "Answer", "ForgetReceipt", "RecallItem", "RecallResult", "answer", "episode_forget", "history", "index_pending", "recall",
-    "recall_evidence",
+    "Answer", "ForgetReceipt", "RecallItem", "RecallResult", "answer", "episode_forget", "fact_documents_refresh", "history",
+    "index_pending", "recall", "recall_evidence",
 ]
