@@ -180,7 +180,10 @@ _BULK_ACTIONS = {"approve": (facts_approve, "Approved"), "reject": (facts_reject
 def _review_answer(request: HttpRequest, scope, *, error: dict | None = None, done: str = "", status: int = 200) -> HttpResponse:
     if not request.htmx and error is None:
         return redirect_page(request, reverse("review", args=[scope.slug]))
-    return render_page(request, REVIEW, _review_context(request, scope, error=error, done=done), fragment="queue", status=status)
+    context = _review_context(request, scope, error=error, done=done)
+    if error is not None and error["fact"] not in {str(f.public_id) for f in context["facts"]}:
+        error["fact"] = "queue"  # about a fact no longer listed (decided meanwhile): shown above the list
+    return render_page(request, REVIEW, context, fragment="queue", status=status)
 
 
 @page
@@ -208,14 +211,14 @@ def review_bulk(request: HttpRequest, slug: str) -> HttpResponse:
     scope = scope_get(principal, slug, Access.WRITE)
     chosen = _BULK_ACTIONS.get(request.POST.get("action", ""))
     if chosen is None:
-        return _review_answer(request, scope, error={"fact": "bulk", "message": "Choose approve or reject."}, status=422)
+        return _review_answer(request, scope, error={"fact": "queue", "message": "Choose approve or reject."}, status=422)
     decide, verb = chosen
     try:
         decided = decide(principal=principal, scope=scope, fact_public_ids=request.POST.getlist("fact"))
     except MemorywebError as exc:
         if exc.status == 404:
             raise
-        return _review_answer(request, scope, error={"fact": "bulk", "message": exc.message}, status=exc.status)
+        return _review_answer(request, scope, error={"fact": "queue", "message": exc.message}, status=exc.status)
     return _review_answer(request, scope, done=f"{verb} {len(decided)} fact{'s' if len(decided) != 1 else ''}.")
 
 
