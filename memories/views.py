@@ -228,15 +228,16 @@ def review_retry(request: HttpRequest, slug: str, episode_id: str) -> HttpRespon
     """Retry a failed episode from the review page; answers with the failed list."""
     principal = principal_of(request)
     scope = scope_get(principal, slug, Access.WRITE)
-    found = episode_get(scope=scope, episode_public_id=episode_id)
     try:
-        episode_retry(scope=scope, episode_public_id=found.public_id, actor=principal)
+        retried = episode_retry(scope=scope, episode_public_id=episode_id, actor=principal)
     except MemorywebError as exc:
-        context = _review_context(request, scope, retry_error={"episode": str(found.public_id), "message": exc.message})
+        if exc.status == 404:
+            raise
+        context = _review_context(request, scope, retry_error={"episode": episode_id, "message": exc.message})
         return render_page(request, REVIEW, context, fragment="failed", status=exc.status)
     if not request.htmx:
         return redirect_page(request, reverse("review", args=[scope.slug]))
-    return render_page(request, REVIEW, _review_context(request, scope, retried=found), fragment="failed")
+    return render_page(request, REVIEW, _review_context(request, scope, retried=retried), fragment="failed")
 
 
 @page
