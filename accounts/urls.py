@@ -1,7 +1,10 @@
-"""Signing in and out and changing one's password, for the pages (the admin has its own login)."""
+"""Signing in and out and changing one's password, for the pages (the admin has its own login),
+and the team page."""
 
 from django.contrib.auth import views as auth_views
-from django.urls import path, reverse_lazy
+from django.urls import path, re_path, reverse_lazy
+
+from accounts import views
 
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(template_name="pages/login.html", redirect_authenticated_user=True), name="login"),
@@ -12,4 +15,9 @@ urlpatterns = [
         name="password_change",
     ),
     path("password/done/", auth_views.PasswordChangeDoneView.as_view(template_name="pages/password_done.html"), name="password_change_done"),
+    path("teams/<slug:slug>/", views.team, name="team"),
+    path("teams/<slug:slug>/members/add", views.member_add, name="member_add"),
+    re_path(r"^teams/(?P<slug>[-\w]+)/members/(?P<username>[^/]+)/(?P<action>role|remove)$", views.member_change, name="member_change"),
+    path("teams/<slug:slug>/tokens/new", views.token_create, name="token_create"),
+    path("teams/<slug:slug>/tokens/<str:prefix>/revoke", views.token_revoke_view, name="token_revoke"),
 ]

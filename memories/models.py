@@ -12,6 +12,8 @@ SCOPE_SLUG = RegexValidator(r"^[a-z0-9][a-z0-9_-]{0,62}$", "Use 1-63 lowercase l
 
 # Retrieval lane weights (similarity, importance, recency); a scope may override them.
 DEFAULT_WEIGHTS = {"similarity": 0.65, "importance": 0.30, "recency": 0.05}
+# Extracted facts below this confidence wait for review; by default none wait.
+DEFAULT_REVIEW_THRESHOLD = 0.0
 
 
 class ScopeQuerySet(models.QuerySet):
@@ -41,6 +43,16 @@ class Scope(models.Model):
     @property
     def weights(self) -> dict[str, float]:
         return {**DEFAULT_WEIGHTS, **(self.settings or {}).get("weights", {})}
+
+    @property
+    def review_threshold(self) -> float:
+        """Extracted facts less confident than this wait in the review queue (0: none wait)."""
+        return float((self.settings or {}).get("review_threshold", DEFAULT_REVIEW_THRESHOLD))
+
+    @property
+    def review_before_recall(self) -> bool:
+        """Every extracted fact is held out of every read until a person approves it."""
+        return bool((self.settings or {}).get("review_before_recall", False))
 
 
 class ScopedQuerySet(models.QuerySet):
@@ -213,6 +225,19 @@ class FactStatus(models.TextChoices):
     ACTIVE = "active"
     SUPERSEDED = "superseded"
     RETRACTED = "retracted"
+    # Extracted in a "review before recall" scope and not approved yet: part of no read (recall,
+    # answers, lists, history) and of no reconciliation until a person approves it, which then
+    # reconciles it (memories/services/review.py).
+    HELD = "held"
+
+
+class Review(models.TextChoices):
+    """Where a fact stands with the people reviewing extraction (memories/services/review.py)."""
+
+    NONE = "none"  # nobody needs to look: manual, or confident enough for its scope
+    PENDING = "pending"  # waits in the review queue (held, or active but below the scope's threshold)
+    APPROVED = "approved"
+    REJECTED = "rejected"
 
 
 class Provenance(models.TextChoices):
@@ -241,6 +266,7 @@ class Fact(models.Model):
     confidence = models.FloatField(default=1.0)
     importance = models.FloatField(default=0.5)
     provenance = models.CharField(max_length=16, choices=Provenance.choices, default=Provenance.EXTRACTED)
+    review = models.CharField(max_length=16, choices=Review.choices, default=Review.NONE)
     author = models.ForeignKey("accounts.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
@@ -257,7 +283,7 @@ class Fact(models.Model):
                 name="memories_fact_one_active_per_value",
             ),
             models.CheckConstraint(
-                condition=models.Q(status="active") | models.Q(valid_to__isnull=False),
+                condition=models.Q(status__in=["active", "held"]) | models.Q(valid_to__isnull=False),
                 name="memories_fact_ended_has_valid_to",
             ),
             models.CheckConstraint(
@@ -271,12 +297,15 @@ class Fact(models.Model):
                 condition=models.Q(confidence__gte=0, confidence__lte=1, importance__gte=0, importance__lte=1),
                 name="memories_fact_scores_0_1",
             ),
+            models.CheckConstraint(condition=models.Q(review__in=[r.value for r in Review]), name="memories_fact_review_valid"),
         ]
         indexes = [
             # Reconciliation and "where do I live?": WHERE scope_id = … AND subject_id = … AND attribute = … AND status = 'active'.
             models.Index(fields=["scope", "subject", "attribute", "status"], name="memories_fact_lookup_idx"),
             # Listing active facts of a scope and the as_of reads: WHERE scope_id = … AND status = ….
             models.Index(fields=["scope", "status", "valid_from"], name="mem_fact_scope_status_idx"),
+            # The review queue: WHERE scope_id = … AND review = 'pending' ORDER BY created_at (few rows wait).
+            models.Index(fields=["scope", "created_at"], condition=models.Q(review="pending"), name="mem_fact_review_queue_idx"),
         ]
 
     def __str__(self) -> str:

@@ -11,7 +11,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django_htmx.http import HttpResponseClientRedirect
 
-from accounts.permissions import Principal
+from accounts.permissions import Access, Principal, teams_for
 from memoryweb.errors import MemorywebError
 from memories.scopes import scope_list
 
@@ -50,9 +50,14 @@ def page(view):
 
 
 def header(request: HttpRequest) -> dict:
-    """The header's scope switcher: the scopes the signed-in user may see, read only when a
-    template shows them (the admin's pages render with this context too)."""
+    """The header's scope switcher and team links: the scopes the signed-in user may see and the
+    teams they administer, read only when a template shows them (the admin's pages render with
+    this context too)."""
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
         return {}
-    return {"header_scopes": lambda: list(scope_list(principal=Principal(user=user)))}
+    principal = Principal(user=user)
+    return {
+        "header_scopes": lambda: list(scope_list(principal=principal)),
+        "header_teams": lambda: list(teams_for(principal, Access.ADMIN).order_by("slug")),
+    }

@@ -43,6 +43,18 @@ def validate_weights(weights: dict) -> dict[str, float]:
     return clean
 
 
+def validate_review_threshold(value) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise InvalidInput("The review threshold must be a number from 0 to 1.")
+    return float(value)
+
+
+def validate_review_before_recall(value) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidInput("Review before recall is true or false.")
+    return value
+
+
 def scope_create(
     *, principal: Principal, slug: str, team: Team | None = None, name: str = "", description: str = "", weights: dict | None = None
 ) -> Scope:
@@ -78,12 +90,14 @@ def _snapshot(scope: Scope) -> dict:
     return {
         "name": scope.name, "description": scope.description, "team": scope.team.slug,
         "weights": (scope.settings or {}).get("weights", {}),
+        "review_threshold": scope.review_threshold, "review_before_recall": scope.review_before_recall,
     }
 
 
 def scope_update_check(
     *, principal: Principal, scope: Scope, name: str | None = None, description: str | None = None,
-    team: Team | None = None, weights: dict | None = None,
+    team: Team | None = None, weights: dict | None = None, review_threshold: float | None = None,
+    review_before_recall: bool | None = None,
 ) -> dict:
     """What `scope_update` would change, as {field: new value}, or the domain error it would raise.
 
@@ -108,21 +122,28 @@ def scope_update_check(
         if not isinstance(weights, dict):
             raise InvalidInput('Weights must be an object like {"similarity": 0.65, "importance": 0.3, "recency": 0.05}.')
         changes["weights"] = validate_weights(weights)
+    if review_threshold is not None:
+        changes["review_threshold"] = validate_review_threshold(review_threshold)
+    if review_before_recall is not None:
+        changes["review_before_recall"] = validate_review_before_recall(review_before_recall)
     return changes
 
 
 def scope_update(
     *, principal: Principal, scope: Scope, name: str | None = None, description: str | None = None,
-    team: Team | None = None, weights: dict | None = None,
+    team: Team | None = None, weights: dict | None = None, review_threshold: float | None = None,
+    review_before_recall: bool | None = None,
 ) -> Scope:
-    """Change a scope's name, description, team or ranking weights (None: unchanged; `weights`
-    replaces the stored ones, {} restores the defaults). The principal must administer the
+    """Change a scope's name, description, team, ranking weights or review settings (None:
+    unchanged; `weights` replaces the stored ones, {} restores the defaults). Review settings
+    apply to facts extracted from then on: facts held already wait for their review. The principal must administer the
     scope's team, and the new team when moving it. Audited with before and after."""
     with transaction.atomic():
         # Lock and re-read: `scope` may be stale, or already changed in memory by a form.
         scope = Scope.objects.select_for_update().select_related("team").get(pk=scope.pk)
         changes = scope_update_check(
-            principal=principal, scope=scope, name=name, description=description, team=team, weights=weights
+            principal=principal, scope=scope, name=name, description=description, team=team, weights=weights,
+            review_threshold=review_threshold, review_before_recall=review_before_recall,
         )
         before = _snapshot(scope)
         for field in ("name", "description", "team"):
@@ -132,6 +153,9 @@ def scope_update(
             scope.settings = {**(scope.settings or {}), "weights": changes["weights"]}
             if not changes["weights"]:
                 del scope.settings["weights"]
+        for setting in ("review_threshold", "review_before_recall"):
+            if setting in changes:
+                scope.settings = {**(scope.settings or {}), setting: changes[setting]}
         after = _snapshot(scope)
         if after == before:
             return scope

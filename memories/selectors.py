@@ -74,5 +74,10 @@ def audit_for_entity(*, scope: Scope, entity: Entity, limit: int = 20) -> list[A
     )
 
 
+def episodes_failed(*, scope: Scope, limit: int = 50) -> list[Episode]:
+    """Episodes whose extraction failed, newest first, for the review page (they wait for a retry)."""
+    return list(Episode.objects.in_scope(scope).filter(status=EpisodeStatus.FAILED).order_by("-ingested_at", "-id")[:limit])
+
+
 def has_unfinished(episodes) -> bool:
     return any(episode.status in UNFINISHED for episode in episodes)

@@ -13,4 +13,13 @@ urlpatterns = [
     ),
     path("s/<slug:slug>/episodes/<str:episode_id>/", views.episode, name="episode"),
     path("s/<slug:slug>/episodes/<str:episode_id>/retry", views.episode_retry_view, name="episode_retry"),
+    path("s/<slug:slug>/review/", views.review, name="review"),
+    re_path(
+        r"^s/(?P<slug>[-\w]+)/review/facts/(?P<fact_id>[0-9a-f-]{36})/(?P<action>approve|reject|correct)$",
+        views.review_action,
+        name="review_action",
+    ),
+    path("s/<slug:slug>/review/bulk", views.review_bulk, name="review_bulk"),
+    path("s/<slug:slug>/review/episodes/<str:episode_id>/retry", views.review_retry, name="review_retry"),
+    path("s/<slug:slug>/review/settings", views.review_settings, name="review_settings"),
 ]

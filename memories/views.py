@@ -1,5 +1,5 @@
 """HTMX pages for the memory core: the scopes list, an entity with its facts and their history
-(corrected in place), an episode. Doors only: parse, authorise, call one service, render.
+(corrected in place), an episode, the review queue. Doors only: parse, authorise, call one service, render.
 
 The scope home (search, remember) and forgetting an episode are in retrieval/views.py: they
 call retrieval's services."""
@@ -9,16 +9,17 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
-from accounts.permissions import Access, can, team_get, teams_for
+from accounts.permissions import Access, can, is_team_admin, team_get, teams_for
 from memoryweb.errors import MemorywebError
 from memories import selectors
 from memories.pages import page, principal_of, redirect_page, render_page
-from memories.scopes import scope_create, scope_get, scope_list
+from memories.scopes import scope_create, scope_get, scope_list, scope_update
 from memories.services.extract import episode_get, episode_retry
 from memories.services.facts import (
     entity_get, fact_correct, fact_get, fact_history, fact_list, fact_list_for_episode, fact_restore, fact_retract,
     fact_set_importance,
 )
+from memories.services.review import fact_approve, fact_reject, fact_review_correct, facts_approve, facts_reject, review_queue
 from memories.timeline import timelines
 
 
@@ -107,7 +108,7 @@ def _episode_context(request: HttpRequest, scope, episode, *, error: str | None 
     return {
         "scope": scope, "episode": episode,
         "can_write": can(principal_of(request), scope, Access.WRITE),
-        "facts": fact_list_for_episode(scope=scope, episode=episode),
+        "facts": fact_list_for_episode(scope=scope, episode=episode, include_held=True),
         "turns": selectors.turns_around(scope=scope, episode=episode),
         "unfinished": episode.status in selectors.UNFINISHED,
         "error": error,
@@ -138,3 +139,126 @@ def episode_retry_view(request: HttpRequest, slug: str, episode_id: str) -> Http
     found.refresh_from_db()
     return render_page(request, "pages/episode.html", _episode_context(request, scope, found, error=error),
                        fragment="produced", status=status)
+
+
+REVIEW = "pages/review.html"
+# The fragments of the review page htmx asks for, by the id of the element it targets.
+_REVIEW_FRAGMENTS = {"queue": "queue", "failed": "failed", "review-settings": "settings"}
+
+
+def _review_context(request: HttpRequest, scope, **extra) -> dict:
+    principal = principal_of(request)
+    return {
+        "scope": scope,
+        "can_write": can(principal, scope, Access.WRITE),
+        "can_admin": is_team_admin(request.user, scope.team),
+        "facts": list(review_queue(principal=principal, scope=scope)),
+        "failed": selectors.episodes_failed(scope=scope),
+        "error": None, "done": "", "settings_error": None,
+        **extra,
+    }
+
+
+@page
+def review(request: HttpRequest, slug: str) -> HttpResponse:
+    """The facts waiting for a person, and the episodes whose extraction failed."""
+    scope = scope_get(principal_of(request), slug, Access.READ)
+    fragment = _REVIEW_FRAGMENTS.get(request.htmx.target) if request.htmx else None
+    return render_page(request, REVIEW, _review_context(request, scope), fragment=fragment)
+
+
+# What each review decision calls, given the form; every service audits.
+_REVIEW_ACTIONS = {
+    "approve": (lambda scope, fact_id, post, principal: fact_approve(principal=principal, scope=scope, fact_public_id=fact_id), "Approved"),
+    "reject": (lambda scope, fact_id, post, principal: fact_reject(principal=principal, scope=scope, fact_public_id=fact_id), "Rejected"),
+    "correct": (lambda scope, fact_id, post, principal: fact_review_correct(
+        principal=principal, scope=scope, fact_public_id=fact_id, value=post.get("value", "")), "Corrected and approved"),
+}
+_BULK_ACTIONS = {"approve": (facts_approve, "Approved"), "reject": (facts_reject, "Rejected")}
+
+
+def _review_answer(request: HttpRequest, scope, *, error: dict | None = None, done: str = "", status: int = 200) -> HttpResponse:
+    if not request.htmx and error is None:
+        return redirect_page(request, reverse("review", args=[scope.slug]))
+    context = _review_context(request, scope, error=error, done=done)
+    if error is not None and error["fact"] not in {str(f.public_id) for f in context["facts"]}:
+        error["fact"] = "queue"  # about a fact no longer listed (decided meanwhile): shown above the list
+    return render_page(request, REVIEW, context, fragment="queue", status=status)
+
+
+@page
+@require_POST
+def review_action(request: HttpRequest, slug: str, fact_id: str, action: str) -> HttpResponse:
+    """Approve, reject or correct one waiting fact; answers with the queue (the fragment htmx
+    swaps), or the error next to the fact."""
+    principal = principal_of(request)
+    scope = scope_get(principal, slug, Access.WRITE)
+    decide, verb = _REVIEW_ACTIONS[action]
+    try:
+        fact = decide(scope, fact_id, request.POST, principal)
+    except MemorywebError as exc:
+        if exc.status == 404:
+            raise
+        return _review_answer(request, scope, error={"fact": fact_id, "message": exc.message}, status=exc.status)
+    return _review_answer(request, scope, done=f"{verb}: {fact.subject.name} {fact.attribute} {fact.value}.")
+
+
+@page
+@require_POST
+def review_bulk(request: HttpRequest, slug: str) -> HttpResponse:
+    """Approve or reject the checked facts at once."""
+    principal = principal_of(request)
+    scope = scope_get(principal, slug, Access.WRITE)
+    chosen = _BULK_ACTIONS.get(request.POST.get("action", ""))
+    if chosen is None:
+        return _review_answer(request, scope, error={"fact": "queue", "message": "Choose approve or reject."}, status=422)
+    decide, verb = chosen
+    try:
+        decided = decide(principal=principal, scope=scope, fact_public_ids=request.POST.getlist("fact"))
+    except MemorywebError as exc:
+        if exc.status == 404:
+            raise
+        return _review_answer(request, scope, error={"fact": "queue", "message": exc.message}, status=exc.status)
+    return _review_answer(request, scope, done=f"{verb} {len(decided)} fact{'s' if len(decided) != 1 else ''}.")
+
+
+@page
+@require_POST
+def review_retry(request: HttpRequest, slug: str, episode_id: str) -> HttpResponse:
+    """Retry a failed episode from the review page; answers with the failed list."""
+    principal = principal_of(request)
+    scope = scope_get(principal, slug, Access.WRITE)
+    try:
+        retried = episode_retry(scope=scope, episode_public_id=episode_id, actor=principal)
+    except MemorywebError as exc:
+        if exc.status == 404:
+            raise
+        context = _review_context(request, scope, retry_error={"episode": episode_id, "message": exc.message})
+        return render_page(request, REVIEW, context, fragment="failed", status=exc.status)
+    if not request.htmx:
+        return redirect_page(request, reverse("review", args=[scope.slug]))
+    return render_page(request, REVIEW, _review_context(request, scope, retried=retried), fragment="failed")
+
+
+@page
+@require_POST
+def review_settings(request: HttpRequest, slug: str) -> HttpResponse:
+    """A team admin sets the scope's review threshold and "review before recall"."""
+    principal = principal_of(request)
+    scope = scope_get(principal, slug, Access.READ)
+    raw = request.POST.get("review_threshold", "").strip()
+    try:
+        threshold = float(raw) if raw else 0.0
+    except ValueError:
+        threshold = raw  # scope_update refuses it with its own message
+    try:
+        scope = scope_update(principal=principal, scope=scope, review_threshold=threshold,
+                             review_before_recall=request.POST.get("review_before_recall") == "on")
+    except MemorywebError as exc:
+        if exc.status in (403, 404):
+            raise
+        context = _review_context(request, scope, settings_error=exc.message, settings_form={"review_threshold": raw})
+        return render_page(request, REVIEW, context, fragment="settings", status=exc.status)
+    if not request.htmx:
+        return redirect_page(request, reverse("review", args=[scope.slug]))
+    return render_page(request, REVIEW, _review_context(request, scope, settings_saved=True), fragment="settings")

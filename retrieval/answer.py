@@ -121,7 +121,10 @@ def _direct_answer(*, scope: Scope, question: str, speaker: str, facts: list[Rec
     if not attributes:
         return "", []
     subject = _subject(scope, question, speaker)
-    candidates = Fact.objects.in_scope(scope).filter(attribute__in=attributes).exclude(status=FactStatus.RETRACTED).select_related("subject")
+    candidates = (
+        Fact.objects.in_scope(scope).filter(attribute__in=attributes)
+        .exclude(status__in=[FactStatus.RETRACTED, FactStatus.HELD]).select_related("subject")
+    )
     if subject is not None:
         candidates = candidates.filter(subject=subject)
     rows = list(candidates.order_by("-valid_from", "-id")[:50])

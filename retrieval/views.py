@@ -15,6 +15,7 @@ from memories.scopes import scope_get
 from memories.services.extract import episode_get
 from memories.services.facts import entity_list
 from memories.services.ingest import remember
+from memories.services.review import review_queue
 from retrieval.services import episode_forget, recall_evidence
 
 TEMPLATE = "pages/scope.html"
@@ -41,6 +42,7 @@ def _home_context(request: HttpRequest, scope, **extra) -> dict:
         "episodes": episodes,
         "polling": selectors.has_unfinished(episodes),
         "entities": entity_list(scope=scope)[:60],
+        "review_waiting": review_queue(principal=principal_of(request), scope=scope).count(),
         "form": {}, "remember_error": None,
         **extra,
     }

@@ -33,7 +33,7 @@ from memories.extraction import extractors
 from memories.extraction.extractors import Extractor
 from memories.extraction.schemas import ExtractedFact, Extraction, ReconcileDecision
 from memories.extraction.vocabulary import canonical_attribute
-from memories.models import EmbeddingTarget, Episode, EpisodeStatus, EntityKind, Fact, Mention, MentionRole, Scope
+from memories.models import EmbeddingTarget, Episode, EpisodeStatus, EntityKind, Fact, Mention, MentionRole, Review, Scope
 from memories.services.reconcile import FactChange, NewFact, active_candidates, fact_reconcile, same_value
 from memories.services.resolve import Resolver
 from memories.services.indexing import queue_index
@@ -207,7 +207,7 @@ def _extract(episode: Episode, extractor: Extractor) -> ExtractionOutcome:
             if new.object_entity is not None:
                 role = MentionRole.LOCATION if new.object_entity.kind == EntityKind.PLACE else MentionRole.OBJECT
                 mentions.add((new.object_entity.pk, role))
-            changes.append(fact_reconcile(scope=scope, new=new, episode=episode, model_answer=answers.get(index)))
+            changes.append(fact_reconcile(scope=scope, new=new, episode=episode, model_answer=answers.get(index), **_review_for(scope, new)))
 
         Mention.objects.bulk_create(
             [Mention(scope=scope, episode=episode, entity_id=pk, role=role) for pk, role in sorted(mentions)],
@@ -222,6 +222,15 @@ def _extract(episode: Episode, extractor: Extractor) -> ExtractionOutcome:
     if changes:
         queue_index(episode.scope)  # new and superseded facts become searchable
     return ExtractionOutcome(episode.public_id, EpisodeStatus.DONE, changes=changes, facts_dropped=dropped)
+
+
+def _review_for(scope: Scope, new: NewFact) -> dict:
+    """Whether a person must see this fact first: every one in a "review before recall" scope
+    (held out of every read until approved), or one less confident than the scope's threshold
+    (in recall meanwhile)."""
+    hold = scope.review_before_recall
+    waits = hold or new.confidence < scope.review_threshold
+    return {"hold": hold, "review": Review.PENDING if waits else Review.NONE}
 
 
 def _capped(extraction: Extraction, *, episode: Episode) -> tuple[Extraction, int]:

@@ -29,9 +29,12 @@ logger = logging.getLogger("memoryweb.facts")
 _ATTRIBUTE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 
 
-def fact_get(*, scope: Scope, fact_public_id, lock: bool = False) -> Fact:
-    """A fact of this scope; another scope's fact does not exist here."""
+def fact_get(*, scope: Scope, fact_public_id, lock: bool = False, held: bool = False) -> Fact:
+    """A fact of this scope; another scope's fact does not exist here, nor (unless `held`, for
+    the review services) a fact held for review."""
     facts = Fact.objects.in_scope(scope).select_related("subject", "object_entity", "supersedes", "source_episode", "author")
+    if not held:
+        facts = facts.exclude(status=FactStatus.HELD)
     if lock:
         facts = facts.select_for_update(of=("self",))
     fact = facts.filter(public_id=_uuid(fact_public_id, what="fact")).first()
@@ -67,8 +70,9 @@ def fact_list(*, scope: Scope, entity: str | None = None, attribute: str | None 
 
 
 def fact_history(*, scope: Scope, entity_name_or_id: str | None = None, attribute: str | None = None) -> QuerySet[Fact]:
-    """Every fact, whatever its status, in validity order: the chains of what was true when."""
-    facts = _facts(scope)
+    """Every fact, whatever its status, in validity order: the chains of what was true when
+    (held facts are not part of them until a person approves them)."""
+    facts = _facts(scope).exclude(status=FactStatus.HELD)
     if entity_name_or_id:
         facts = facts.filter(subject=entity_get(scope=scope, name_or_id=entity_name_or_id))
     if attribute:
@@ -103,8 +107,12 @@ def fact_chain(*, scope: Scope, fact: Fact) -> list[Fact]:
     return chain
 
 
-def fact_list_for_episode(*, scope: Scope, episode: Episode) -> QuerySet[Fact]:
-    return _facts(scope).filter(source_episode=episode).order_by("id")
+def fact_list_for_episode(*, scope: Scope, episode: Episode, include_held: bool = False) -> QuerySet[Fact]:
+    """What extraction made of `episode`; facts held for review only when asked (the review and episode pages)."""
+    facts = _facts(scope).filter(source_episode=episode)
+    if not include_held:
+        facts = facts.exclude(status=FactStatus.HELD)
+    return facts.order_by("id")
 
 
 def fact_correct(
@@ -256,6 +264,7 @@ def fact_as_dict(fact: Fact) -> dict:
         "confidence": fact.confidence,
         "importance": fact.importance,
         "provenance": fact.provenance,
+        "review": fact.review,
         "author": fact.author.username if fact.author_id else None,
     }
 

@@ -9,6 +9,12 @@ Nothing is ever deleted. With a language model, the model decides (its answer is
 against the candidates and overruled by the rules when it makes no sense); offline, the rules
 in `decide_by_rules` decide from the attribute (memories/extraction/vocabulary.py).
 
+In a "review before recall" scope (`hold`), a fact that would ADD or UPDATE is written `held`
+instead: it ends nothing and no read sees it. When a person approves it, `fact_release`
+reconciles it by the rules against the active facts as they stand then, in its own row
+(the model's view at extraction time is stale by then). NOOPs and DELETEs apply at once: they
+add nothing to what recall returns.
+
 `fact_reconcile` runs inside the caller's transaction and serialises work on one
 (subject, attribute) with a transaction-level advisory lock plus row locks on the active facts,
 so two workers cannot both supersede the same fact or both add the same value.
@@ -19,10 +25,11 @@ from datetime import datetime
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
+from django.utils import timezone
 
 from memories.extraction.schemas import ReconcileDecision
 from memories.extraction.vocabulary import is_single_valued
-from memories.models import Entity, Episode, Fact, FactStatus, FactSupport, Provenance, Scope
+from memories.models import Entity, Episode, Fact, FactStatus, FactSupport, Provenance, Review, Scope
 from memories.normalize import normalize_value
 
 ADD, UPDATE, DELETE, NOOP = "ADD", "UPDATE", "DELETE", "NOOP"
@@ -116,9 +123,9 @@ def active_candidates(*, scope: Scope, subject: Entity, attribute: str, lock: bo
 
 def fact_reconcile(
     *, scope: Scope, new: NewFact, episode: Episode | None, model_answer: ReconcileDecision | None = None,
-    provenance: str = Provenance.EXTRACTED, author=None,
+    provenance: str = Provenance.EXTRACTED, author=None, hold: bool = False, review: str = Review.NONE,
 ) -> FactChange:
-    """Apply one fact. Call inside a transaction."""
+    """Apply one fact (held for review when `hold`; the facts it writes get `review`). Call inside a transaction."""
     lock_subject_attribute(subject=new.subject, attribute=new.attribute)
     candidates = active_candidates(scope=scope, subject=new.subject, attribute=new.attribute, lock=True)
 
@@ -135,9 +142,49 @@ def fact_reconcile(
     )
     change = FactChange(decision.action, new.attribute, new.value, target=decision.target, reason=decision.reason,
                         decided_by=decision.decided_by)
-    fields = {"scope": scope, "source_episode": episode, "provenance": provenance, "author": author}
+    fields = {"scope": scope, "source_episode": episode, "provenance": provenance, "author": author, "review": review}
+    if hold and decision.action in (ADD, UPDATE):
+        return _hold(change, new=new, episode=episode, fields=fields)
+    return _apply(change, decision, new=new, candidates=candidates, episode=episode, fields=fields)
 
+
+def fact_release(*, scope: Scope, fact: Fact) -> FactChange:
+    """Reconcile a held fact a person approved, by the rules, writing into its own row: it
+    becomes active (superseding the value active now, for a single-valued attribute), history
+    (when a newer value is active), or, when its value is active already, a support of that
+    fact and ended. Call inside a transaction, with the fact locked."""
+    lock_subject_attribute(subject=fact.subject, attribute=fact.attribute)
+    candidates = active_candidates(scope=scope, subject=fact.subject, attribute=fact.attribute, lock=True)
+    new = NewFact(
+        subject=fact.subject, attribute=fact.attribute, value=fact.value, sentence=fact.sentence, valid_from=fact.valid_from,
+        object_entity=fact.object_entity, confidence=fact.confidence, importance=fact.importance,
+    )
+    decision = decide_by_rules(new=new, candidates=candidates)
+    change = FactChange(decision.action, new.attribute, new.value, target=decision.target, reason=decision.reason)
+    return _apply(change, decision, new=new, candidates=candidates, episode=fact.source_episode, fields={"scope": scope}, row=fact)
+
+
+def _hold(change: FactChange, *, new: NewFact, episode: Episode | None, fields: dict) -> FactChange:
+    waiting = (
+        Fact.objects.in_scope(fields["scope"])
+        .filter(subject=new.subject, attribute=new.attribute, value_normalized=new.value_normalized, status=FactStatus.HELD)
+        .first()
+    )
+    if waiting is not None:
+        change.action, change.target, change.reason = NOOP, waiting, "the same value waits for review already"
+        _support(waiting, episode=episode, new=new)
+        return change
+    change.fact = _create(new, **fields, status=FactStatus.HELD)
+    change.reason = f"{change.reason}; held for review"
+    return change
+
+
+def _apply(change: FactChange, decision: Decision, *, new: NewFact, candidates: list[Fact], episode: Episode | None, fields: dict,
+           row: Fact | None = None) -> FactChange:
+    """Carry out `decision`; with `row` (a held fact being released) the new fact is that row."""
     if decision.action == NOOP:
+        if row is not None:
+            fact_end(row, status=FactStatus.SUPERSEDED, at=row.valid_from or timezone.now())
         _support(decision.target, episode=episode, new=new)
         return change
     if decision.action == DELETE:
@@ -148,12 +195,14 @@ def fact_reconcile(
         if later:
             # Told out of order (an older episode processed after a newer one): the new fact is
             # history, ending where the current one begins; the current one stays active.
-            known = _history_covering(scope=scope, new=new)
+            known = _history_covering(scope=fields["scope"], new=new)
             if known is not None:
                 change.action, change.target, change.reason = NOOP, known, "the history says so already"
+                if row is not None:
+                    fact_end(row, status=FactStatus.SUPERSEDED, at=row.valid_from or timezone.now())
                 _support(known, episode=episode, new=new)
                 return change
-            change.fact = _create(new, **fields, status=FactStatus.SUPERSEDED, valid_to=later[0].valid_from)
+            change.fact = _create(new, **fields, status=FactStatus.SUPERSEDED, valid_to=later[0].valid_from, row=row)
             if later[0].supersedes_id is None:
                 later[0].supersedes = change.fact
                 later[0].save(update_fields=["supersedes", "updated_at"])
@@ -162,14 +211,14 @@ def fact_reconcile(
         ended = [decision.target] if decision.decided_by == "llm" else candidates
         for old in ended:
             fact_end(old, status=FactStatus.SUPERSEDED, at=new.valid_from)
-        change.fact = _create(new, **fields, supersedes=decision.target)
+        change.fact = _create(new, **fields, supersedes=decision.target, row=row)
         return change
 
     # ADD. "Moved from X to Y" with nothing known yet: X becomes history, so the chain shows it.
     supersedes = None
     if new.previous_value and is_single_valued(new.attribute) and normalize_value(new.previous_value) != new.value_normalized:
         supersedes = _previous(new, **fields)
-    change.fact = _create(new, **fields, supersedes=supersedes)
+    change.fact = _create(new, **fields, supersedes=supersedes, row=row)
     if change.fact is None:
         change.action, change.reason = NOOP, "the same value became active meanwhile"
     return change
@@ -209,7 +258,11 @@ def fact_end(fact: Fact, *, status: str, at: datetime) -> None:
 
 
 def _create(new: NewFact, *, status: str = FactStatus.ACTIVE, valid_to: datetime | None = None, supersedes: Fact | None = None,
-            **fields) -> Fact | None:
+            row: Fact | None = None, **fields) -> Fact | None:
+    if row is not None:  # a held fact released: it takes the place a new one would have
+        row.status, row.valid_to, row.supersedes = status, valid_to, supersedes
+        row.save(update_fields=["status", "valid_to", "supersedes", "updated_at"])
+        return row
     try:
         with transaction.atomic():
             return Fact.objects.create(
@@ -229,7 +282,7 @@ def _previous(new: NewFact, **fields) -> Fact:
     existing = (
         Fact.objects.in_scope(fields["scope"])
         .filter(subject=new.subject, attribute=new.attribute, value_normalized=normalize_value(value))
-        .exclude(status=FactStatus.ACTIVE)
+        .exclude(status__in=[FactStatus.ACTIVE, FactStatus.HELD])
         .order_by("-valid_to", "-id")
         .first()
     )

@@ -1,6 +1,8 @@
 """Which rows a question may return, written once.
 
-A fact: active only by default; superseded ones too for history and "what changed" questions,
+A fact: never one held for review (`FactStatus.HELD`, a "review before recall" scope's
+extracted fact no person approved yet: the status lists below leave it out);
+active only by default; superseded ones too for history and "what changed" questions,
 or when `as_of` pins a date (then only the facts valid on it: `valid_from ≤ as_of < valid_to`,
 open sides allowed). In a time window, a fact that held at some time inside it (its interval
 `[valid_from or created_at, valid_to)` overlaps the window), or for "what changed" one that began

@@ -27,6 +27,7 @@ FACTS = {
     "inside": ("superseded", datetime(2024, 2, 1, tzinfo=UTC), datetime(2024, 3, 1, tzinfo=UTC)),
     "undated": ("active", None, None),  # open on both sides
     "ended_at_end": ("superseded", datetime(2023, 7, 1, tzinfo=UTC), Y2025),  # began before the window, ended at its end
+    "held": ("held", Y2024, None),  # waits for review before recall: eligible for no question, whatever the window
 }
 W2024 = TimeWindow(Y2024, Y2025, "in 2024")
 BEFORE_2024 = TimeWindow(None, Y2024, "before 2024")
