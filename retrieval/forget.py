@@ -125,7 +125,7 @@ def episodes_erase(
     erased_ids = [f.pk for f in erased]
 
     _index_erase(scope=scope, episode_ids=episode_ids, turn_ids=[t.pk for t in turns], fact_ids=erased_ids, counts=counts)
-    _audit_scrub(scope=scope, targets=[("episode", e.public_id) for e in episodes] + [("fact", f.public_id) for f in erased], counts=counts)
+    audit_scrub(scope=scope, targets=[("episode", e.public_id) for e in episodes] + [("fact", f.public_id) for f in erased], counts=counts)
     Fact.objects.filter(pk__in=erased_ids).update(supersedes=None)  # erased facts may supersede each other
     Fact.objects.filter(pk__in=erased_ids).delete()
     counts["facts_erased"] += len(erased_ids)
@@ -136,7 +136,7 @@ def episodes_erase(
     if turns:
         rewritten += _turns_erase(scope=scope, turns=turns, counts=counts)
     erased_entities = _entities_erase(scope=scope, entity_ids=entity_ids, counts=counts)
-    _audit_scrub(scope=scope, targets=[("entity", public) for public in erased_entities], counts=counts)
+    audit_scrub(scope=scope, targets=[("entity", public) for public in erased_entities], counts=counts)
     return rewritten
 
 
@@ -185,7 +185,7 @@ def _facts_settle(*, scope: Scope, episode_ids: list[int], also: set[int], count
             fields = ["source_episode", "updated_at"]
             if support.sentence and support.sentence != fact.sentence:
                 # Events about this fact quote the forgotten episode's wording: that goes.
-                _audit_scrub(scope=scope, targets=[("fact", fact.public_id)], counts=counts, only=frozenset({fact.sentence}))
+                audit_scrub(scope=scope, targets=[("fact", fact.public_id)], counts=counts, only=frozenset({fact.sentence}))
                 fact.sentence = support.sentence
                 fields.append("sentence")
                 rewrite.append(DocSpec(
@@ -312,7 +312,7 @@ def _entities_erase(*, scope: Scope, entity_ids: set[int], counts: Counter) -> l
     return [public for _, public in rows]
 
 
-def _audit_scrub(*, scope: Scope, targets: list[tuple[str, uuid.UUID]], counts: Counter, only: frozenset[str] | None = None) -> None:
+def audit_scrub(*, scope: Scope, targets: list[tuple[str, uuid.UUID]], counts: Counter, only: frozenset[str] | None = None) -> None:
     """Audit events about erased rows keep who did what when, but not what was said (with
     `only`: just these strings, for a row that stays)."""
     if not targets:
