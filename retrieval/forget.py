@@ -21,12 +21,13 @@ the layer above the memory tables (docs/ARCHITECTURE.md, "Forgetting").
 
 import logging
 import uuid
-from collections import Counter
+from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db import transaction
-from django.db.models import F, Q
+from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from accounts.audit import audit_record
@@ -91,29 +92,7 @@ def episode_forget(*, principal: Principal, scope: Scope, episode_public_id: uui
         episode = Episode.objects.in_scope(scope).select_for_update().filter(public_id=public_id).first()
         if episode is None:
             raise NotFound(f"No episode {public_id} in scope {scope.slug!r}.")
-        turn = Turn.objects.filter(pk=episode.turn_id).first() if episode.turn_id else None
-        if turn is not None:
-            # Ingest appends to a session under this lock; we close the gap the turn leaves.
-            Session.objects.select_for_update().filter(pk=turn.session_id).first()
-
-        erased, rewritten = _facts_settle(scope=scope, episode=episode, counts=counts)
-        entity_ids = set(Mention.objects.filter(episode=episode).values_list("entity_id", flat=True))
-        entity_ids |= {f.subject_id for f in erased} | {f.object_entity_id for f in erased if f.object_entity_id}
-        erased_ids = [f.pk for f in erased]
-
-        _index_erase(scope=scope, episode=episode, turn=turn, fact_ids=erased_ids, counts=counts)
-        _audit_scrub(scope=scope, targets=[("episode", episode.public_id)] + [("fact", f.public_id) for f in erased], counts=counts)
-        Fact.objects.filter(pk__in=erased_ids).update(supersedes=None)  # erased facts may supersede each other
-        Fact.objects.filter(pk__in=erased_ids).delete()
-        counts["facts_erased"] = len(erased_ids)
-        counts["mentions"] = Mention.objects.filter(episode=episode).delete()[0]
-        counts["fact_supports"] += FactSupport.objects.filter(episode=episode).delete()[0]
-        Episode.objects.filter(pk=episode.pk).delete()
-        counts["episodes"] = 1
-        if turn is not None:
-            rewritten += _turn_erase(scope=scope, turn=turn, counts=counts)
-        entities = _entities_erase(scope=scope, entity_ids=entity_ids, counts=counts)
-        _audit_scrub(scope=scope, targets=[("entity", public) for public in entities], counts=counts)
+        rewritten = episodes_erase(scope=scope, episodes=[episode], counts=counts)
         speakers_refresh(scope=scope)
 
         receipt = ForgetReceipt(
@@ -124,15 +103,51 @@ def episode_forget(*, principal: Principal, scope: Scope, episode_public_id: uui
             principal=principal, action="episode.forget", target_type="episode", target_id=public_id, scope=scope,
             after=receipt.as_dict(),
         )
-
-    # New vectors for the rewritten windows and facts: slow, so after the commit. If it fails
-    # they stay without vectors (BM25 still finds them) until the next full index run.
-    try:
-        documents_embed(scope=scope, doc_ids=rewritten)
-    except Exception:
-        logger.warning("Embedding documents rewritten by forgetting %s failed; queued", public_id, exc_info=True)
-        queue_index(scope)
+    documents_embed_after_commit(scope=scope, doc_ids=rewritten, why=f"forgetting {public_id}")
     return receipt
+
+
+def episodes_erase(
+    *, scope: Scope, episodes: list[Episode], counts: Counter, facts: Iterable[int] = (), entities: Iterable[int] = (),
+) -> list[int]:
+    """Erase these episodes, their turns and what only they said (see the module's docstring),
+    and with them the facts `facts` and the entities `entities` whatever else supports them.
+    Call inside a transaction holding `scope_lock_for_transaction` and the episodes' row locks.
+    Adds to `counts`; returns the ids of the documents rewritten, to embed after the commit."""
+    episode_ids = [e.pk for e in episodes]
+    turns = list(Turn.objects.filter(pk__in=[e.turn_id for e in episodes if e.turn_id]).order_by("id"))
+    # Ingest appends to a session under this lock; we close the gaps the turns leave.
+    list(Session.objects.select_for_update().filter(pk__in={t.session_id for t in turns}).order_by("id"))
+
+    erased, rewritten = _facts_settle(scope=scope, episode_ids=episode_ids, also=set(facts), counts=counts)
+    entity_ids = set(Mention.objects.filter(episode_id__in=episode_ids).values_list("entity_id", flat=True)) | set(entities)
+    entity_ids |= {f.subject_id for f in erased} | {f.object_entity_id for f in erased if f.object_entity_id}
+    erased_ids = [f.pk for f in erased]
+
+    _index_erase(scope=scope, episode_ids=episode_ids, turn_ids=[t.pk for t in turns], fact_ids=erased_ids, counts=counts)
+    audit_scrub(scope=scope, targets=[("episode", e.public_id) for e in episodes] + [("fact", f.public_id) for f in erased], counts=counts)
+    Fact.objects.filter(pk__in=erased_ids).update(supersedes=None)  # erased facts may supersede each other
+    Fact.objects.filter(pk__in=erased_ids).delete()
+    counts["facts_erased"] += len(erased_ids)
+    counts["mentions"] += Mention.objects.filter(episode_id__in=episode_ids).delete()[0]
+    counts["fact_supports"] += FactSupport.objects.filter(episode_id__in=episode_ids).delete()[0]
+    Episode.objects.filter(pk__in=episode_ids).delete()
+    counts["episodes"] += len(episode_ids)
+    if turns:
+        rewritten += _turns_erase(scope=scope, turns=turns, counts=counts)
+    erased_entities = _entities_erase(scope=scope, entity_ids=entity_ids, counts=counts)
+    audit_scrub(scope=scope, targets=[("entity", public) for public in erased_entities], counts=counts)
+    return rewritten
+
+
+def documents_embed_after_commit(*, scope: Scope, doc_ids: list[int], why: str) -> None:
+    """New vectors for documents an erasure rewrote: slow, so after the commit. If it fails they
+    stay without vectors (BM25 still finds them) until the next full index run, which is queued."""
+    try:
+        documents_embed(scope=scope, doc_ids=doc_ids)
+    except Exception:
+        logger.warning("Embedding documents rewritten by %s failed; queued", why, exc_info=True)
+        queue_index(scope)
 
 
 def _episode_uuid(value, *, scope: Scope) -> uuid.UUID:
@@ -143,24 +158,25 @@ def _episode_uuid(value, *, scope: Scope) -> uuid.UUID:
         raise NotFound(f"No episode {value!r} in scope {scope.slug!r}.") from None
 
 
-def _facts_settle(*, scope: Scope, episode: Episode, counts: Counter) -> tuple[list[Fact], list[int]]:
-    """Decide the fate of each fact the episode is the source of: kept (another episode says it,
-    or a person corrected it) or erased; repair the supersession chains around the erased ones.
-    Returns the facts to erase and the ids of fact documents rewritten."""
+def _facts_settle(*, scope: Scope, episode_ids: list[int], also: set[int], counts: Counter) -> tuple[list[Fact], list[int]]:
+    """Decide the fate of each fact the episodes are the source of: kept (another episode says it,
+    or a person corrected it) or erased; the facts `also` are erased whatever supports them.
+    Repair the supersession chains around the erased ones. Returns the facts to erase and the
+    ids of fact documents rewritten."""
+    concerned = Fact.objects.in_scope(scope).filter(Q(source_episode_id__in=episode_ids) | Q(pk__in=also))
     # Advisory locks per (subject, attribute) before row locks, in one order: reconciliation
     # takes them in that order too, so the two cannot deadlock.
-    pairs = set(Fact.objects.filter(scope=scope, source_episode=episode).values_list("subject_id", "attribute"))
-    for subject_id, attribute in sorted(pairs):
+    for subject_id, attribute in sorted(set(concerned.values_list("subject_id", "attribute"))):
         lock_subject_attribute(subject=Entity(pk=subject_id), attribute=attribute)
-    facts = list(
-        Fact.objects.in_scope(scope).filter(source_episode=episode).select_related("subject")
-        .select_for_update(of=("self",)).order_by("id")
-    )
+    facts = list(concerned.select_related("subject").select_for_update(of=("self",)).order_by("id"))
     erased: list[Fact] = []
     rewrite: list[DocSpec] = []
     for fact in facts:
+        if fact.pk in also:
+            erased.append(fact)
+            continue
         support = (
-            FactSupport.objects.filter(fact=fact).exclude(episode=episode).select_related("episode")
+            FactSupport.objects.filter(fact=fact).exclude(episode_id__in=episode_ids).select_related("episode")
             .order_by("episode__occurred_at", "episode_id").first()
         )
         if support is not None:
@@ -169,7 +185,7 @@ def _facts_settle(*, scope: Scope, episode: Episode, counts: Counter) -> tuple[l
             fields = ["source_episode", "updated_at"]
             if support.sentence and support.sentence != fact.sentence:
                 # Events about this fact quote the forgotten episode's wording: that goes.
-                _audit_scrub(scope=scope, targets=[("fact", fact.public_id)], counts=counts, only=frozenset({fact.sentence}))
+                audit_scrub(scope=scope, targets=[("fact", fact.public_id)], counts=counts, only=frozenset({fact.sentence}))
                 fact.sentence = support.sentence
                 fields.append("sentence")
                 rewrite.append(DocSpec(
@@ -227,17 +243,18 @@ def _chains_close(*, scope: Scope, erased: list[Fact], counts: Counter) -> None:
         counts["facts_reactivated"] += 1
 
 
-def _index_erase(*, scope: Scope, episode: Episode, turn: Turn | None, fact_ids: list[int], counts: Counter) -> None:
-    """The documents of the episode, its turn (and the windows centred on it) and the erased
-    facts, with their postings and vectors; raw-row vectors too."""
-    keys = Q(collection=Collection.FACT, target_id__in=fact_ids)
-    raw = Q(target_type=EmbeddingTarget.FACT, target_id__in=fact_ids)
-    if turn is not None:
-        keys |= Q(collection__in=TURN_COLLECTIONS, target_id=turn.pk)
-        raw |= Q(target_type=EmbeddingTarget.TURN, target_id=turn.pk)
-    else:
-        keys |= Q(collection=Collection.EPISODE, target_id=episode.pk)
-    raw |= Q(target_type=EmbeddingTarget.EPISODE, target_id=episode.pk)
+def _index_erase(*, scope: Scope, episode_ids: list[int], turn_ids: list[int], fact_ids: list[int], counts: Counter) -> None:
+    """The documents of the episodes (free-standing ones have their own), their turns (and the
+    windows centred on them) and the erased facts, with their postings and vectors; raw-row
+    vectors too."""
+    keys = (
+        Q(collection=Collection.FACT, target_id__in=fact_ids) | Q(collection__in=TURN_COLLECTIONS, target_id__in=turn_ids)
+        | Q(collection=Collection.EPISODE, target_id__in=episode_ids)
+    )
+    raw = (
+        Q(target_type=EmbeddingTarget.FACT, target_id__in=fact_ids) | Q(target_type=EmbeddingTarget.TURN, target_id__in=turn_ids)
+        | Q(target_type=EmbeddingTarget.EPISODE, target_id__in=episode_ids)
+    )
     doc_ids = list(SearchDocument.objects.in_scope(scope).filter(keys).values_list("id", flat=True))
     erased = documents_erase(scope=scope, doc_ids=doc_ids)
     counts["documents"] += erased["documents"]
@@ -245,16 +262,33 @@ def _index_erase(*, scope: Scope, episode: Episode, turn: Turn | None, fact_ids:
     counts["vectors"] += erased["vectors"] + Embedding.objects.filter(raw, scope=scope).delete()[0]
 
 
-def _turn_erase(*, scope: Scope, turn: Turn, counts: Counter) -> list[int]:
-    """Delete the turn, close the gap in its session's positions, and rebuild the neighbours'
-    windows without its text. Returns the ids of the windows rewritten (to embed again)."""
-    Turn.objects.filter(pk=turn.pk).delete()
-    counts["turns"] = 1
-    # Positions stay consecutive, as ingest makes them: incremental indexing finds a window's
-    # members by position, and a gap would give it other members than a fresh build.
-    Turn.objects.filter(session_id=turn.session_id, position__gt=turn.position).update(position=F("position") - 1)
-    rewritten = documents_rewrite(scope=scope, specs=windows_around(scope=scope, session_id=turn.session_id, position=turn.position))
-    counts["windows_rebuilt"] = len(rewritten)
+def _turns_erase(*, scope: Scope, turns: list[Turn], counts: Counter) -> list[int]:
+    """Delete the turns, close the gaps in their sessions' positions, and rebuild the neighbours'
+    windows without their text. Returns the ids of the windows rewritten (to embed again)."""
+    Turn.objects.filter(pk__in=[t.pk for t in turns]).delete()
+    counts["turns"] += len(turns)
+    gone: dict[int, list[int]] = defaultdict(list)
+    for turn in turns:
+        gone[turn.session_id].append(turn.position)
+    specs: dict[tuple[str, int], DocSpec] = {}
+    for session_id, positions in gone.items():
+        positions.sort()
+        # Positions stay consecutive, as ingest makes them: incremental indexing finds a window's
+        # members by position, and a gap would give it other members than a fresh build. Each
+        # later turn moves up by the number of erased turns before it.
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "UPDATE memories_turn SET position = position"
+                " - (SELECT count(*) FROM unnest(%s::integer[]) AS erased(position) WHERE erased.position < memories_turn.position)"
+                " WHERE session_id = %s AND position > %s",
+                [positions, session_id, positions[0]],
+            )
+        # The i-th gap (0-based) now starts where the turn after it moved to.
+        for gap in sorted({position - i for i, position in enumerate(positions)}):
+            for spec in windows_around(scope=scope, session_id=session_id, position=gap):
+                specs[(spec.collection, spec.target_id)] = spec
+    rewritten = documents_rewrite(scope=scope, specs=list(specs.values()))
+    counts["windows_rebuilt"] += len(rewritten)
     return rewritten
 
 
@@ -278,7 +312,7 @@ def _entities_erase(*, scope: Scope, entity_ids: set[int], counts: Counter) -> l
     return [public for _, public in rows]
 
 
-def _audit_scrub(*, scope: Scope, targets: list[tuple[str, uuid.UUID]], counts: Counter, only: frozenset[str] | None = None) -> None:
+def audit_scrub(*, scope: Scope, targets: list[tuple[str, uuid.UUID]], counts: Counter, only: frozenset[str] | None = None) -> None:
     """Audit events about erased rows keep who did what when, but not what was said (with
     `only`: just these strings, for a row that stays)."""
     if not targets:
