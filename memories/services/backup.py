@@ -321,6 +321,10 @@ class _Loader:
             self.users[public_id] = User.objects.filter(public_id=public_id).values_list("pk", flat=True).first()
         return self.users[public_id]
 
+    def found(self, kind: str, key) -> int | None:
+        """In a merge, the target's row with this identifying key (docs/BACKUP-FORMAT.md, "Merge")."""
+        return self.present.keys[kind].get(key) if self.present is not None and key is not None else None
+
     def keep(self, kind: str, public_id: uuid.UUID, existing_pk: int | None = None) -> bool:
         """Whether to insert this row: False (and the id mapped to it) when a merge finds it present."""
         if existing_pk is None and self.present is not None:
@@ -334,7 +338,7 @@ class _Loader:
 
     def _session(self, line: _Line) -> None:
         public_id, external_id = line.public_id("id"), line.text("external_id", blank=False)
-        if self.keep("session", public_id, self.present and self.present.sessions.get(external_id)):
+        if self.keep("session", public_id, self.found("session", external_id)):
             self.batch.append((line.no, Session(scope=self.scope, public_id=public_id, external_id=external_id,
                                                 started_at=line.time("started_at", optional=True),
                                                 created_at=line.time("created_at")), public_id))
@@ -342,7 +346,7 @@ class _Loader:
     def _turn(self, line: _Line) -> None:
         public_id, session = line.public_id("id"), self.ref(line, "session", "session")
         external_id = line.text("external_id", blank=False)
-        if self.keep("turn", public_id, self.present and self.present.turns.get((session, external_id))):
+        if self.keep("turn", public_id, self.found("turn", (session, external_id))):
             self.batch.append((line.no, Turn(
                 scope=self.scope, public_id=public_id, session_id=session, external_id=external_id,
                 position=line.number("position", whole=True), speaker=line.text("speaker"), text=line.text("text"),
@@ -351,7 +355,8 @@ class _Loader:
 
     def _episode(self, line: _Line) -> None:
         public_id, turn = line.public_id("id"), self.ref(line, "turn", "turn", optional=True)
-        if not self.keep("episode", public_id, self.present and turn and self.present.episode_of_turn.get(turn)):
+        text, occurred_at, ingested_at = line.text("text"), line.time("occurred_at"), line.time("ingested_at")
+        if not self.keep("episode", public_id, self.found("episode", turn or (text, occurred_at, ingested_at))):
             return
         status = line.choice("status", EpisodeStatus)
         # An extraction that was under way when the backup was taken is done again.
@@ -362,21 +367,19 @@ class _Loader:
             line.fail("an episode's importance is from 0 to 1.")
         self.batch.append((line.no, Episode(
             scope=self.scope, public_id=public_id, session_id=self.ref(line, "session", "session", optional=True), turn_id=turn,
-            text=line.text("text"), speaker=line.text("speaker"), occurred_at=line.time("occurred_at"),
-            ingested_at=line.time("ingested_at"), importance=importance, location=line.text("location"),
+            text=text, speaker=line.text("speaker"), occurred_at=occurred_at, ingested_at=ingested_at, importance=importance, location=line.text("location"),
             source=line.text("source"), author_id=self.user(line, "author"), status=status, error=line.text("error"),
             attempts=line.number("attempts", whole=True), processed_at=line.time("processed_at", optional=True),
             facts_dropped=line.number("facts_dropped", whole=True),
         ), public_id))
 
     def _entity(self, line: _Line) -> None:
-        public_id = line.public_id("id")
-        if not self.keep("entity", public_id):
+        public_id, name, kind = line.public_id("id"), line.text("name", blank=False), line.text("entity_kind", blank=False)
+        created_at = line.time("created_at")
+        if not self.keep("entity", public_id, self.found("entity", (name, kind, created_at))):
             return
         merged_into = line.public_id("merged_into", optional=True)
-        self.batch.append((line.no, Entity(scope=self.scope, public_id=public_id, name=line.text("name", blank=False),
-                                           kind=line.text("entity_kind", blank=False), created_at=line.time("created_at")),
-                           public_id))
+        self.batch.append((line.no, Entity(scope=self.scope, public_id=public_id, name=name, kind=kind, created_at=created_at), public_id))
         if merged_into is not None:
             self.deferred["entity"].append((public_id, merged_into, line.no))
 
@@ -395,14 +398,13 @@ class _Loader:
         public_id = line.public_id("id")
         subject, attribute = self.ref(line, "entity", "subject"), line.text("attribute", blank=False)
         value_normalized, status = line.text("value_normalized"), line.choice("status", FactStatus)
-        existing = None
-        if self.present is not None and status == FactStatus.ACTIVE:
+        created_at = line.time("created_at")
+        existing = self.found("fact", (subject, attribute, value_normalized, created_at))
+        if existing is None and status == FactStatus.ACTIVE:
             # One active fact per value: the same active value is the same fact, whatever its id.
-            existing = self.present.active_facts.get((subject, attribute, value_normalized))
+            existing = self.found("active_fact", (subject, attribute, value_normalized))
         if not self.keep("fact", public_id, existing):
             return
-        if self.present is not None and status == FactStatus.ACTIVE:
-            self.present.active_facts[(subject, attribute, value_normalized)] = -1
         supersedes = line.public_id("supersedes", optional=True)
         self.batch.append((line.no, Fact(
             scope=self.scope, public_id=public_id, subject_id=subject, attribute=attribute, value=line.text("value"),
@@ -411,7 +413,7 @@ class _Loader:
             valid_to=line.time("valid_to", optional=True), status=status,
             source_episode_id=self.ref(line, "episode", "source_episode", optional=True),
             confidence=line.number("confidence"), importance=line.number("importance"), provenance=line.text("provenance", blank=False),
-            author_id=self.user(line, "author"), created_at=line.time("created_at"),
+            author_id=self.user(line, "author"), created_at=created_at,
         ), public_id))
         if supersedes is not None:
             self.deferred["fact"].append((public_id, supersedes, line.no))
@@ -434,8 +436,8 @@ class _Loader:
         self.batch.append((line.no, Mention(scope=self.scope, episode_id=episode, entity_id=entity, role=role), None))
 
     def _audit(self, line: _Line) -> None:
-        public_id = line.public_id("id")
-        if not self.keep("audit", public_id):
+        public_id, action, created_at = line.public_id("id"), line.text("action", blank=False), line.time("created_at")
+        if not self.keep("audit", public_id, self.found("audit", (action, line.text("actor_label"), created_at))):
             return
         before, after = line.record.get("before"), line.record.get("after")
         if not isinstance(before, dict | list | type(None)) or not isinstance(after, dict | list | type(None)):
@@ -443,8 +445,8 @@ class _Loader:
         target_id = line.text("target_id")
         self.batch.append((line.no, AuditEvent(
             scope=self.scope, public_id=public_id, actor_user_id=self.user(line, "actor_user"), actor_label=line.text("actor_label"),
-            action=line.text("action", blank=False), target_type=line.text("target_type", blank=False),
-            target_id=self.renamed.get(target_id, target_id), before=before, after=after, created_at=line.time("created_at"),
+            action=action, target_type=line.text("target_type", blank=False),
+            target_id=self.renamed.get(target_id, target_id), before=before, after=after, created_at=created_at,
         ), public_id))
 
     def _vector(self, line: _Line) -> None:
@@ -547,14 +549,26 @@ class _Present:
             "episode": ids(Episode.objects.in_scope(scope)), "entity": ids(Entity.objects.in_scope(scope)),
             "fact": ids(Fact.objects.in_scope(scope)), "audit": ids(AuditEvent.objects.filter(scope=scope)),
         }
-        self.sessions = dict(Session.objects.in_scope(scope).values_list("external_id", "pk"))
-        self.turns = {(s, e): pk for s, e, pk in Turn.objects.in_scope(scope).values_list("session_id", "external_id", "pk")}
-        self.episode_of_turn = dict(Episode.objects.in_scope(scope).filter(turn__isnull=False).values_list("turn_id", "pk"))
-        self.aliases = set(EntityAlias.objects.in_scope(scope).values_list("normalized", flat=True))
-        self.active_facts = {
-            (s, a, v): pk for s, a, v, pk in Fact.objects.in_scope(scope).filter(status=FactStatus.ACTIVE)
-            .values_list("subject_id", "attribute", "value_normalized", "pk")
+        active = Fact.objects.in_scope(scope).filter(status=FactStatus.ACTIVE)
+        self.keys = {
+            # A restored row keeps its created_at, so these find rows of an earlier restore of the
+            # same file even where they had to take new public ids.
+            "session": dict(Session.objects.in_scope(scope).values_list("external_id", "pk")),
+            "turn": {(s, e): pk for s, e, pk in Turn.objects.in_scope(scope).values_list("session_id", "external_id", "pk")},
+            "episode": {
+                **{(t, o, i): pk for t, o, i, pk in Episode.objects.in_scope(scope).filter(turn__isnull=True)
+                   .values_list("text", "occurred_at", "ingested_at", "pk")},
+                **dict(Episode.objects.in_scope(scope).filter(turn__isnull=False).values_list("turn_id", "pk")),
+            },
+            "entity": {(n, k, c): pk for n, k, c, pk in Entity.objects.in_scope(scope).values_list("name", "kind", "created_at", "pk")},
+            "fact": {
+                (s, a, v, c): pk for s, a, v, c, pk in Fact.objects.in_scope(scope)
+                .values_list("subject_id", "attribute", "value_normalized", "created_at", "pk")
+            },
+            "active_fact": {(s, a, v): pk for s, a, v, pk in active.values_list("subject_id", "attribute", "value_normalized", "pk")},
+            "audit": {(a, l, c): pk for a, l, c, pk in AuditEvent.objects.filter(scope=scope).values_list("action", "actor_label", "created_at", "pk")},
         }
+        self.aliases = set(EntityAlias.objects.in_scope(scope).values_list("normalized", flat=True))
         self.supports = set(FactSupport.objects.in_scope(scope).values_list("fact_id", "episode_id"))
         self.mentions = set(Mention.objects.in_scope(scope).values_list("episode_id", "entity_id", "role"))
 
