@@ -32,7 +32,7 @@ from memoryweb.errors import Conflict, Forbidden, InvalidInput, NotFound
 from memoryweb.providers.embedders import Embedder, get_embedder
 from memoryweb.queue import enqueue
 from memories.models import Embedding, EmbeddingTarget, Entity, Scope
-from memories.scopes import scope_create, scopes_for, validate_weights
+from memories.scopes import scope_create, scopes_for
 from memories.services.backup import (
     FORMAT, KINDS, VERSION, Progress, RowsLoaded, Ticker, backup_counts, backup_lines, backup_load, backup_records,
     header_check, scope_is_empty, text_digest, vector_decode, vector_encode,
@@ -203,15 +203,20 @@ def scope_restore(
     reusing the file's vectors when they were made with the embedding model in force, or queued."""
     started = time.perf_counter()
     embedder = get_embedder()
+    # A scope named by the caller is checked before the file is read: a refusal never depends on the upload.
+    target = _existing_target(principal, scope) if scope is not None else None
     lines = backup_lines(file)
     first = next(lines, None)
     if first is None:
         raise InvalidInput("Line 1: the file is empty.")
     header = header_check(*first)
+    if scope is None:
+        target = _existing_target(principal, header["scope"]["slug"])
     with transaction.atomic():
-        target, created = _target(principal=principal, header=header, scope=scope, team=team)
-        if not created:
-            _require_admin(principal, target, "restore into")
+        created = target is None
+        if created:
+            target = _scope_new(principal=principal, header=header, slug=scope or header["scope"]["slug"], team=team)
+        else:
             target = Scope.objects.select_for_update().get(pk=target.pk)
             if not merge and not scope_is_empty(target):
                 raise Conflict(f"Scope {target.slug!r} holds memory already: restore into a new or empty scope, or merge.")
@@ -235,28 +240,31 @@ def scope_restore(
     )
 
 
-def _target(*, principal: Principal, header: dict, scope: Scope | str | None, team: Team | None) -> tuple[Scope, bool]:
-    if isinstance(scope, Scope):
-        return scope, False
-    slug = scope or header["scope"]["slug"]
-    existing = Scope.objects.filter(slug=slug).select_related("team").first()
-    if existing is not None:
-        if principal is not None and not scopes_for(principal).filter(pk=existing.pk).exists():
-            # Another team's scope does not exist for this principal, and its slug is not free either.
-            raise NotFound(f"No scope named {slug!r} you may restore into (the name is taken).")
-        return existing, False
+def _existing_target(principal: Principal | None, scope: Scope | str) -> Scope | None:
+    """The existing scope to restore into, once the principal may (team admins); None: a new one."""
+    if isinstance(scope, str):
+        found = Scope.objects.filter(slug=scope).select_related("team").first()
+        if found is None:
+            return None
+        if principal is not None and not scopes_for(principal).filter(pk=found.pk).exists():
+            # Another team's scope does not exist for this principal; its slug is not free either.
+            raise NotFound(f"No scope named {scope!r} you may restore into (the name is taken).")
+        scope = found
+    _require_admin(principal, scope, "restore into")
+    return scope
+
+
+def _scope_new(*, principal: Principal, header: dict, slug: str, team: Team | None) -> Scope:
+    """The new scope, with the name, description and settings of the one backed up."""
     settings_ = header["scope"].get("settings") or {}
     if not isinstance(settings_, dict):
         raise InvalidInput("Line 1: the header's scope settings are not an object.")
-    weights = settings_.get("weights")
-    if weights:
-        validate_weights(weights)
     created = scope_create(principal=principal, slug=slug, team=team, name=header["scope"].get("name") or slug,
-                           description=header["scope"].get("description") or "", weights=weights)
+                           description=header["scope"].get("description") or "", weights=settings_.get("weights") or None)
     if settings_.keys() - {"weights"}:
         created.settings = {**settings_, **created.settings}
         created.save(update_fields=["settings"])
-    return created, True
+    return created
 
 
 def _index(*, scope: Scope, loaded: RowsLoaded, embedder: Embedder) -> tuple[int, int]:

@@ -8,6 +8,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
@@ -267,3 +269,33 @@ def test_the_beat_task_writes_under_memoryweb_home(memory, tmp_path, settings):
     report = backup_scopes.apply().get()
     assert [p.parent.name for p in map(Path, report["written"])] == ["alpha", "alpha-two", "bravo"]
     assert all(Path(p).parent.parent == tmp_path / "backups" for p in report["written"])
+
+
+def test_the_api_exports_and_imports_for_team_admins(memory, tokens_for_backup):
+    owner = Client()
+    owner.force_login(memory.owner)
+    response = owner.get("/api/v1/scopes/alpha/export")
+    assert response.status_code == 200 and response["Content-Type"] == "application/gzip"
+    data = b"".join(response.streaming_content)
+    assert json.loads(gzip.decompress(data).split(b"\n", 1)[0])["scope"]["slug"] == "alpha"
+    upload = SimpleUploadedFile("alpha.jsonl.gz", data, content_type="application/gzip")
+    response = owner.post("/api/v1/scopes/copy/import", {"file": upload})
+    assert response.status_code == 201, response.json()
+    assert response.json()["written"]["fact"] == Fact.objects.in_scope(memory.scope_a).count()
+    assert facts_of(Scope.objects.get(slug="copy")) == facts_of(memory.scope_a)
+    response = owner.post("/api/v1/scopes/copy/import", data, content_type="application/gzip")
+    assert response.status_code == 409
+    response = owner.post("/api/v1/scopes/copy/import?merge=true", data, content_type="application/gzip")
+    assert response.status_code == 201 and response.json()["rows"] == 0
+    broken = gzip.compress(gzip.decompress(data)[:-20])
+    response = owner.post("/api/v1/scopes/copy-two/import", broken, content_type="application/gzip")
+    assert response.status_code == 422 and "Line " in response.json()["message"]
+    assert not Scope.objects.filter(slug="copy-two").exists()
+    # A token never administers: export and import are refused to it even on its own scope.
+    response = Client().get("/api/v1/scopes/alpha/export", headers={"Authorization": f"Bearer {tokens_for_backup}"})
+    assert response.status_code == 403
+
+
+@pytest.fixture
+def tokens_for_backup(cast):
+    return token_issue(actor=cast.p_owner, user=cast.owner, name="rw", scopes=[cast.scope_a], can_write=True).secret
