@@ -5,7 +5,7 @@ from memories.scopes import scope_get
 
 
 class Command(MemorywebCommand):
-    help = "Benchmarks on this machine (not tests): `bench ingest`, `bench recall`."
+    help = "Benchmarks on this machine (not tests): `bench ingest`, `bench recall`, `bench backup`."
 
     def add_command_arguments(self, parser) -> None:
         sub = self.add_subcommands(parser)
@@ -21,6 +21,9 @@ class Command(MemorywebCommand):
                             help="build a conversation of this many turns instead of facts, searched with recall_evidence")
         recall.add_argument("--keep", action="store_true", help="keep the built scopes, to measure them again with --scope")
         recall.add_argument("--scope", help="measure a scope kept by an earlier `bench recall --keep` instead of building one")
+        backup = sub.add_parser("backup", help="backup and restore rows/s and file size for a synthetic scope (use a scratch database)")
+        backup.add_argument("--facts", type=int, default=100_000, help="facts in the scope (default 100000)")
+        backup.add_argument("--with-vectors", action="store_true", help="index the scope first and back up its vectors too")
 
     def handle(self, *args, **options):
         principal = self.principal(options)
@@ -41,6 +44,16 @@ class Command(MemorywebCommand):
                 stdout=self.stderr if options["json"] else self.stdout,
             )
             if options["json"]:  # the readable report went to stdout as it ran
+                self.emit(options, data, "")
+            return
+        if options["action"] == "backup":
+            from retrieval.bench_backup import bench_backup
+
+            if options["facts"] < 1:
+                raise CommandError("--facts must be at least 1.")
+            data = bench_backup(principal=principal, facts=options["facts"], with_vectors=options["with_vectors"],
+                                stdout=self.stderr if options["json"] else self.stdout)
+            if options["json"]:
                 self.emit(options, data, "")
             return
         from retrieval.bench_ingest import bench_ingest
