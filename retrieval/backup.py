@@ -34,7 +34,7 @@ from memoryweb.queue import enqueue
 from memories.models import Embedding, EmbeddingTarget, Entity, Scope
 from memories.scopes import scope_create, scopes_for
 from memories.services.backup import (
-    FORMAT, KINDS, VERSION, Progress, RowsLoaded, Ticker, backup_counts, backup_lines, backup_load, backup_records,
+    FORMAT, VERSION, Progress, RowsLoaded, Ticker, backup_counts, backup_lines, backup_load, backup_records,
     header_check, scope_is_empty, text_digest, vector_decode, vector_encode,
 )
 from memories.services.vectors import embed_and_store
