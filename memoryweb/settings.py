@@ -223,6 +223,17 @@ CELERY_BEAT_SCHEDULE = {
     # The caller log and expired idempotency keys, pruned hourly (accounts/calllog.py).
     "prune-call-log": {"task": "accounts.prune_call_log", "schedule": 3600.0, "options": {"expires": 3600.0}},
 }
+# Scheduled backups (retrieval/backup.py): every MEMORYWEB_BACKUP_INTERVAL_HOURS (0, the default:
+# off), each scope to $MEMORYWEB_HOME/backups/<slug>/<UTC time>.jsonl.gz, the newest
+# MEMORYWEB_BACKUP_KEEP kept per scope.
+MEMORYWEB_BACKUP_INTERVAL_HOURS = env_int("MEMORYWEB_BACKUP_INTERVAL_HOURS", 0, minimum=0)
+MEMORYWEB_BACKUP_KEEP = env_int("MEMORYWEB_BACKUP_KEEP", 7, minimum=1)
+if MEMORYWEB_BACKUP_INTERVAL_HOURS:
+    CELERY_BEAT_SCHEDULE["backup-scopes"] = {
+        "task": "retrieval.backup_scopes",
+        "schedule": MEMORYWEB_BACKUP_INTERVAL_HOURS * 3600.0,
+        "options": {"expires": MEMORYWEB_BACKUP_INTERVAL_HOURS * 3600.0},
+    }
 # The limits reach the tasks as annotations (Celery sets them as task attributes), so the
 # ladder is written once, here.
 CELERY_TASK_ANNOTATIONS = {

@@ -1,15 +1,19 @@
-"""API v1 for retrieval: recall, recall evidence, answers and history. Doors only (see memories/api.py)."""
+"""API v1 for retrieval: recall, recall evidence, answers, history, export and import. Doors only (see memories/api.py)."""
 
+import io
+import tempfile
 from datetime import datetime
 from typing import Literal
 
-from django.http import HttpRequest
+from django.http import FileResponse, HttpRequest
 from ninja import Field, Router, Schema
+from ninja.responses import Status
 
 from accounts.permissions import Access
 from memories.api import ERRORS, FactOut
 from memories.scopes import scope_get
 from memories.services.facts import fact_as_dict
+from retrieval.backup import scope_backup, scope_restore
 from retrieval.services import answer, history, recall, recall_evidence
 
 router = Router(tags=["retrieval"])
@@ -118,3 +122,35 @@ def history_view(request: HttpRequest, slug: str, entity: str, attribute: str | 
     scope = scope_get(request.auth, slug, Access.READ)
     return [fact_as_dict(fact) for fact in history(scope=scope, entity=entity, attribute=attribute)]
 
+
+
+class RestoreOut(Schema):
+    scope: str
+    created: bool
+    merge: bool
+    written: dict[str, int]
+    skipped: dict[str, int] = Field(description="rows a merge found present already")
+    renewed_ids: int = Field(description="rows given new public ids, since another scope holds theirs")
+    vectors_reused: int
+    documents: int | None = Field(description="None: the search index is rebuilt in the background")
+    seconds: float
+    rows: int
+
+
+@router.get("/scopes/{slug}/export", response={200: None, **ERRORS}, summary="Download a backup of the scope (team admins)")
+def export_view(request: HttpRequest, slug: str, with_vectors: bool = False):
+    scope = scope_get(request.auth, slug, Access.READ)  # the service decides who may back it up
+    out = tempfile.TemporaryFile()  # on disk, not in memory: a scope may be large
+    scope_backup(principal=request.auth, scope=scope, out=out, with_vectors=with_vectors)
+    out.seek(0)
+    return FileResponse(out, as_attachment=True, filename=f"{scope.slug}.jsonl.gz", content_type="application/gzip")
+
+
+@router.post("/scopes/{slug}/import", response={201: RestoreOut, **ERRORS},
+             summary="Restore a backup into this scope, new or empty (or merge=true) (team admins)")
+def import_view(request: HttpRequest, slug: str, merge: bool = False):
+    """The file as a multipart upload named `file`, or as the raw body."""
+    upload = request.FILES.get("file")
+    file = upload if upload is not None else io.BytesIO(request.body)
+    receipt = scope_restore(principal=request.auth, file=file, scope=slug, merge=merge, index=False)
+    return Status(201, receipt.as_dict())

@@ -2,6 +2,7 @@
 
 from memoryweb.celery import app
 from memories.models import Scope
+from retrieval.backup import scheduled_backups
 from retrieval.heal import heal as heal_all
 from retrieval.indexing import index_pending
 
@@ -26,3 +27,9 @@ def index_scope(self, scope_id: int) -> int:
 def heal() -> dict[str, int]:
     """Celery beat's periodic healing (CELERY_BEAT_SCHEDULE): queue again what was lost."""
     return heal_all().as_dict()
+
+
+@app.task(name="retrieval.backup_scopes")
+def backup_scopes() -> dict:
+    """Celery beat's scheduled backups (CELERY_BEAT_SCHEDULE, when MEMORYWEB_BACKUP_INTERVAL_HOURS is set)."""
+    return scheduled_backups()

@@ -33,6 +33,9 @@ OPERATIONS = [
     ("post", "/scopes/alpha/facts/{fact}/restore", None, True),
     ("delete", "/scopes/alpha/episodes/{episode}", None, True),
     ("get", "/scopes/alpha/log", None, "admin"),
+    # Team admins only, so refused like writes (and to every token).
+    ("get", "/scopes/alpha/export", None, True),
+    ("post", "/scopes/alpha/import", None, True),
 ]
 
 

@@ -18,7 +18,7 @@ def _counts(text: str) -> list[int]:
 
 
 class Command(MemorywebCommand):
-    help = "Benchmarks on this machine (not tests): `bench ingest`, `bench recall`, `bench api`."
+    help = "Benchmarks on this machine (not tests): `bench ingest`, `bench recall`, `bench api`, `bench backup`."
 
     def add_command_arguments(self, parser) -> None:
         sub = self.add_subcommands(parser)
@@ -34,6 +34,9 @@ class Command(MemorywebCommand):
                             help="build a conversation of this many turns instead of facts, searched with recall_evidence")
         recall.add_argument("--keep", action="store_true", help="keep the built scopes, to measure them again with --scope")
         recall.add_argument("--scope", help="measure a scope kept by an earlier `bench recall --keep` instead of building one")
+        backup = sub.add_parser("backup", help="backup and restore rows/s and file size for a synthetic scope (use a scratch database)")
+        backup.add_argument("--facts", type=int, default=100_000, help="facts in the scope (default 100000)")
+        backup.add_argument("--with-vectors", action="store_true", help="index the scope first and back up its vectors too")
 
         api = sub.add_parser("api", help="recall and remember through the real server (memoryweb serve) against recall in-process")
         api.add_argument("--clients", type=_counts, default=[1, 4, 16], help="concurrent clients, one run each (default 1,4,16)")
@@ -78,6 +81,16 @@ class Command(MemorywebCommand):
                 stdout=self.stderr if options["json"] else self.stdout,
             )
             if options["json"]:  # the readable report went to stdout as it ran
+                self.emit(options, data, "")
+            return
+        if options["action"] == "backup":
+            from retrieval.bench_backup import bench_backup
+
+            if options["facts"] < 1:
+                raise CommandError("--facts must be at least 1.")
+            data = bench_backup(principal=principal, facts=options["facts"], with_vectors=options["with_vectors"],
+                                stdout=self.stderr if options["json"] else self.stdout)
+            if options["json"]:
                 self.emit(options, data, "")
             return
         from retrieval.bench_ingest import bench_ingest
