@@ -135,6 +135,25 @@ def test_after_erasing_maya_nothing_finds_her(maya):
     assert not Session.objects.filter(scope=scope, external_id="s2").exists()  # it held only Maya Chen's turn
 
 
+def test_a_backup_written_after_the_erasure_holds_no_trace(maya, tmp_path):
+    import gzip
+
+    from retrieval.backup import scope_backup
+
+    scope = maya.scope_a
+    before = tmp_path / "before.jsonl.gz"
+    with before.open("wb") as out:
+        scope_backup(principal=maya.p_owner, scope=scope, out=out)
+    assert MAYA.search(gzip.decompress(before.read_bytes()).decode())  # the backup would hold her
+    subject_erase(principal=maya.p_owner, scope=scope, subject="Maya")
+    after = tmp_path / "after.jsonl.gz"
+    with after.open("wb") as out:
+        scope_backup(principal=maya.p_owner, scope=scope, out=out)
+    text = gzip.decompress(after.read_bytes()).decode()
+    assert not MAYA.search(text)
+    assert not any(word in text for word in ("Quillfeather", "Lisbon", "sourdough"))
+
+
 def test_other_peoples_facts_and_episodes_stay_and_are_still_found(maya):
     scope = maya.scope_a
     subject_erase(principal=maya.p_owner, scope=scope, subject="maya")  # any case
