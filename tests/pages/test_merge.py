@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 from accounts.models import AuditEvent
-from memories.models import Entity, EntityAlias, EntityMerge, Fact, FactStatus
+from memories.models import Entity, EntityAlias, EntityMerge, Fact
 from memories.normalize import normalize_name
 from memories.services.indexing import queue_index
 from memories.services.merge import entity_merge_preview
