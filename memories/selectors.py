@@ -1,11 +1,13 @@
 """Reads the pages need beyond the services: a scope's numbers, its recent episodes, an
-episode's neighbouring turns, an entity's mentions and audit trail. Every read is scoped."""
+episode's neighbouring turns, an entity's mentions, merges and audit trail. Every read is scoped."""
+
+import uuid
 
 from django.db.models import Count, IntegerField, Max, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from accounts.models import AuditEvent
-from memories.models import Entity, Episode, EpisodeStatus, Fact, FactStatus, Mention, Scope, Turn
+from memories.models import Entity, EntityMerge, Episode, EpisodeStatus, Fact, FactStatus, Mention, Scope, Turn
 
 # Episodes still being worked on: the pages poll while one of these is on screen.
 UNFINISHED = (EpisodeStatus.PENDING, EpisodeStatus.PROCESSING)
@@ -66,12 +68,45 @@ def entity_mentions(*, scope: Scope, entity: Entity, limit: int = 50) -> list[Ep
     return episodes
 
 
-def audit_for_entity(*, scope: Scope, entity: Entity, limit: int = 20) -> list[AuditEvent]:
-    """The latest audit events about the entity's facts (as subject), newest first."""
-    fact_ids = [str(public_id) for public_id in Fact.objects.in_scope(scope).filter(subject=entity).values_list("public_id", flat=True)]
+def entity_stored(*, scope: Scope, public_id: str) -> Entity | None:
+    """The entity with this public id as stored, a merged one too (services resolve a merged
+    entity to what it was merged into; its own page and a merge need the row itself). None when
+    `public_id` is not a UUID or names no entity of the scope."""
+    try:
+        wanted = uuid.UUID(str(public_id).strip())
+    except ValueError:
+        return None
+    return Entity.objects.in_scope(scope).select_related("merged_into").filter(public_id=wanted).first()
+
+
+def merges_standing(*, scope: Scope, entity: Entity) -> list[EntityMerge]:
+    """The merges not undone of `entity` (as source) or into it (as target), newest first: what
+    its page offers to undo."""
     return list(
-        AuditEvent.objects.filter(scope=scope, target_type="fact", target_id__in=fact_ids).order_by("-created_at", "-id")[:limit]
+        EntityMerge.objects.in_scope(scope).filter(Q(source=entity) | Q(target=entity), undone_at__isnull=True)
+        .select_related("source", "target").order_by("-at", "-id")
     )
+
+
+def audit_for_entity(*, scope: Scope, entity: Entity, limit: int = 20) -> list[AuditEvent]:
+    """The latest audit events about the entity's facts (as subject), the entity itself and the
+    entities merged into it (merges and their undos), newest first. A merge's event carries its
+    `EntityMerge` as `merge`, for the names."""
+    fact_ids = [str(public_id) for public_id in Fact.objects.in_scope(scope).filter(subject=entity).values_list("public_id", flat=True)]
+    merges = {
+        str(merge.public_id): merge
+        for merge in EntityMerge.objects.in_scope(scope).filter(Q(source=entity) | Q(target=entity)).select_related("source", "target")
+    }
+    entity_ids = {str(entity.public_id)} | {str(merge.source.public_id) for merge in merges.values()}
+    events = list(
+        AuditEvent.objects.filter(scope=scope)
+        .filter(Q(target_type="fact", target_id__in=fact_ids) | Q(target_type="entity", target_id__in=entity_ids))
+        .order_by("-created_at", "-id")[:limit]
+    )
+    for event in events:
+        sides = [side for side in (event.after, event.before) if isinstance(side, dict)]
+        event.merge = next((merges[side["merge"]] for side in sides if side.get("merge") in merges), None)
+    return events
 
 
 def episodes_failed(*, scope: Scope, limit: int = 50) -> list[Episode]:

@@ -6,6 +6,10 @@ urlpatterns = [
     path("", views.scopes, name="scopes"),
     # An entity by public id (the pages' links) or by name, as resolution finds it; a name may hold a "/".
     path("s/<slug:slug>/entities/<path:entity>/", views.entity, name="entity"),
+    # The merge control's choices and preview (GET); the merge itself posts to .../merge
+    # (retrieval/urls.py: it rewrites search documents).
+    re_path(r"^s/(?P<slug>[-\w]+)/entities/(?P<entity>[0-9a-f-]{36})/merge/preview$", views.entity_merge_preview_view,
+            name="entity_merge_preview"),
     re_path(
         r"^s/(?P<slug>[-\w]+)/facts/(?P<fact_id>[0-9a-f-]{36})/(?P<action>correct|retract|restore|importance)$",
         views.fact_action,

@@ -1,8 +1,10 @@
 """HTMX pages for the memory core: the scopes list, an entity with its facts and their history
-(corrected in place), an episode, the review queue. Doors only: parse, authorise, call one service, render.
+(corrected in place) and the preview of a merge, an episode, the review queue. Doors only:
+parse, authorise, call one service, render.
 
-The scope home (search, remember) and forgetting an episode are in retrieval/views.py: they
-call retrieval's services."""
+The scope home (search, remember), forgetting an episode, and merging entities (and undoing a
+merge) are in retrieval/views.py: they call retrieval's services (a merge rewrites the moved
+facts' search documents)."""
 
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
@@ -10,15 +12,17 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.permissions import Access, can, is_team_admin, team_get, teams_for
-from memoryweb.errors import MemorywebError
+from memoryweb.errors import InvalidInput, MemorywebError, NotFound
 from memories import selectors
 from memories.pages import page, principal_of, redirect_page, render_page
 from memories.scopes import scope_create, scope_get, scope_list, scope_update
+from memories.models import Entity, Scope
 from memories.services.extract import episode_get, episode_retry
 from memories.services.facts import (
-    entity_get, fact_correct, fact_get, fact_history, fact_list, fact_list_for_episode, fact_restore, fact_retract,
+    entity_get, entity_list, fact_correct, fact_get, fact_history, fact_list, fact_list_for_episode, fact_restore, fact_retract,
     fact_set_importance,
 )
+from memories.services.merge import entity_merge_preview
 from memories.services.review import fact_approve, fact_reject, fact_review_correct, facts_approve, facts_reject, review_queue
 from memories.timeline import timelines
 
@@ -46,26 +50,90 @@ def scopes(request: HttpRequest) -> HttpResponse:
     return render_page(request, "pages/scopes.html", context, fragment="create", status=status)
 
 
-def _entity_context(request: HttpRequest, scope, entity, *, error: dict | None = None) -> dict:
-    history = list(fact_history(scope=scope, entity_name_or_id=str(entity.public_id)))
+ENTITY = "pages/entity.html"
+# The fragments of the entity page htmx asks for, by the id of the element it targets.
+_ENTITY_FRAGMENTS = {"memory": "memory", "merge": "merge", "merge-choices": "merge_choices"}
+MERGE_CHOICES = 100  # entities listed to merge with; the search box narrows them
+
+
+def entity_context(request: HttpRequest, scope: Scope, entity: Entity, *, error: dict | None = None,
+                   merge: dict | None = None) -> dict:
+    """The entity page's context. A merged entity's page shows what it was merged into instead
+    of facts (they moved there); `merge` is the merge control's state (see `merge_form`)."""
+    can_write = can(principal_of(request), scope, Access.WRITE)
+    merged = entity.merged_into_id is not None
+    history = [] if merged else list(fact_history(scope=scope, entity_name_or_id=str(entity.public_id)))
+    merge = merge or merge_form({})
     return {
         "scope": scope, "entity": entity,
-        "can_write": can(principal_of(request), scope, Access.WRITE),
+        "can_write": can_write,
         "aliases": sorted({alias.alias for alias in entity.aliases.all()} - {entity.name}),
-        "facts": fact_list(scope=scope, entity=str(entity.public_id)),
+        "facts": [] if merged else fact_list(scope=scope, entity=str(entity.public_id)),
         "history": history,
         "timelines": timelines(history, now=timezone.now()),
-        "mentions": selectors.entity_mentions(scope=scope, entity=entity),
+        "mentions": [] if merged else selectors.entity_mentions(scope=scope, entity=entity),
         "audit": selectors.audit_for_entity(scope=scope, entity=entity),
+        "merges": selectors.merges_standing(scope=scope, entity=entity),
+        # Read only when the control is shown (an editor's page of an entity not merged).
+        "merge_choices": lambda: list(entity_list(scope=scope, query=merge["q"]).exclude(pk=entity.pk)[:MERGE_CHOICES]),
+        "merge": merge,
         "error": error,
     }
+
+
+def merge_form(data) -> dict:
+    """The merge control's fields: `other` (the other entity's public id), `direction` ("into":
+    this entity merges into the other; "from": the other merges into this one), `q` (the search
+    narrowing the choices)."""
+    direction = data.get("direction", "into")
+    return {
+        "other": data.get("other", "").strip(), "direction": "from" if direction == "from" else "into",
+        "q": data.get("q", "").strip(), "preview": None, "error": None,
+    }
+
+
+def merge_pair(scope: Scope, entity: Entity, form: dict) -> tuple[Entity, Entity]:
+    """(source, target) from the page's entity and the merge control's fields."""
+    if not form["other"]:
+        raise InvalidInput("Choose the entity to merge with.")
+    other = selectors.entity_stored(scope=scope, public_id=form["other"])
+    if other is None:
+        raise NotFound(f"No entity {form['other']} in scope {scope.slug!r}.")
+    return (other, entity) if form["direction"] == "from" else (entity, other)
+
+
+def entity_on_page(scope: Scope, name_or_id: str) -> Entity:
+    """The entity an entity URL names: by public id the row itself (a merged one shows as
+    merged), by name what resolution finds."""
+    return selectors.entity_stored(scope=scope, public_id=name_or_id) or entity_get(scope=scope, name_or_id=name_or_id)
 
 
 @page
 def entity(request: HttpRequest, slug: str, entity: str) -> HttpResponse:
     scope = scope_get(principal_of(request), slug, Access.READ)
-    found = entity_get(scope=scope, name_or_id=entity)
-    return render_page(request, "pages/entity.html", _entity_context(request, scope, found), fragment="memory")
+    found = entity_on_page(scope, entity)
+    fragment = _ENTITY_FRAGMENTS.get(request.htmx.target, "memory") if request.htmx else None
+    return render_page(request, ENTITY, entity_context(request, scope, found), fragment=fragment)
+
+
+@page
+def entity_merge_preview_view(request: HttpRequest, slug: str, entity: str) -> HttpResponse:
+    """The merge control (editors): the entities to choose from (htmx, aimed at
+    #merge-choices, as the search box is typed in), or what merging the chosen pair would move.
+    Writes nothing; confirming posts to `entity_merge` (retrieval/views.py)."""
+    principal = principal_of(request)
+    scope = scope_get(principal, slug, Access.WRITE)
+    found = entity_on_page(scope, entity)
+    form, status = merge_form(request.GET), 200
+    if request.htmx and request.htmx.target == "merge-choices":
+        return render_page(request, ENTITY, entity_context(request, scope, found, merge=form), fragment="merge_choices")
+    if "find" not in request.GET:  # "Find" (without JavaScript) only narrows the choices
+        try:
+            source, target = merge_pair(scope, found, form)
+            form["preview"] = entity_merge_preview(principal=principal, scope=scope, source=source, target=target)
+        except MemorywebError as exc:
+            form["error"], status = exc.message, exc.status
+    return render_page(request, ENTITY, entity_context(request, scope, found, merge=form), fragment="merge", status=status)
 
 
 # What each in-place correction calls, given the form; every service audits.
@@ -100,7 +168,7 @@ def fact_action(request: HttpRequest, slug: str, fact_id: str, action: str) -> H
         if not request.htmx:
             return redirect_page(request, reverse("entity", args=[scope.slug, subject.public_id]))
         error, status = None, 200
-    return render_page(request, "pages/entity.html", _entity_context(request, scope, subject, error=error),
+    return render_page(request, ENTITY, entity_context(request, scope, subject, error=error),
                        fragment="memory", status=status)
 
 

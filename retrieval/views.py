@@ -1,11 +1,13 @@
 """HTMX pages that call retrieval's services: a scope's home (live search, remembering, the
-recent episodes) and forgetting an episode. Doors only (see memories/views.py)."""
+recent episodes), forgetting an episode, and merging two entities or undoing a merge (each
+followed by rewriting the moved facts' search documents, which name the subject, as the
+`merge` command and the admin do). Doors only (see memories/views.py)."""
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.permissions import Access, can
 from memoryweb.errors import MemorywebError
@@ -15,8 +17,10 @@ from memories.scopes import scope_get
 from memories.services.extract import episode_get
 from memories.services.facts import entity_list
 from memories.services.ingest import remember
+from memories.services.merge import entity_merge, entity_merge_undo, merge_fact_ids
 from memories.services.review import review_queue
-from retrieval.services import episode_forget, recall_evidence
+from memories.views import ENTITY, entity_context, entity_on_page, merge_form, merge_pair
+from retrieval.services import episode_forget, fact_documents_refresh, recall_evidence
 
 TEMPLATE = "pages/scope.html"
 # The fragments of the scope home htmx asks for, by the id of the element it targets.
@@ -93,3 +97,42 @@ def episode_forget_view(request: HttpRequest, slug: str, episode_id: str) -> Htt
     erased = ", ".join(f"{n} {kind}" for kind, n in sorted(receipt.counts.items()) if n) or "nothing else"
     messages.success(request, f"Episode forgotten; erased: {erased}.")
     return redirect_page(request, reverse("scope", args=[scope.slug]))
+
+
+@page
+@require_POST
+def entity_merge_view(request: HttpRequest, slug: str, entity: str) -> HttpResponse:
+    """Merge the pair the merge control names (after its preview), then go to the target's page,
+    which offers to undo it; a refusal is shown in the control."""
+    principal = principal_of(request)
+    scope = scope_get(principal, slug, Access.WRITE)
+    found = entity_on_page(scope, entity)
+    form = merge_form(request.POST)
+    try:
+        source, target = merge_pair(scope, found, form)
+        merge = entity_merge(principal=principal, scope=scope, source=source, target=target)
+    except MemorywebError as exc:
+        form["error"] = exc.message
+        return render_page(request, ENTITY, entity_context(request, scope, found, merge=form), fragment="merge", status=exc.status)
+    # Outside the merge's transaction: the refresh embeds the rewritten documents after its own commit.
+    fact_documents_refresh(scope=scope, fact_ids=merge_fact_ids(merge))
+    messages.success(request, f"Merged {source.name} into {target.name}.")
+    return redirect_page(request, reverse("entity", args=[scope.slug, target.public_id]))
+
+
+@page
+@require_POST
+def entity_merge_undo_view(request: HttpRequest, slug: str, entity: str, merge_id: str) -> HttpResponse:
+    """Undo a merge from the page of its source or target, then go to the source's page; a
+    refusal (undone already, a later merge stands, rows moved on) is shown in the control."""
+    principal = principal_of(request)
+    scope = scope_get(principal, slug, Access.WRITE)
+    found = entity_on_page(scope, entity)
+    try:
+        merge = entity_merge_undo(principal=principal, scope=scope, merge_id=merge_id)
+    except MemorywebError as exc:
+        form = {**merge_form({}), "undo_error": exc.message}
+        return render_page(request, ENTITY, entity_context(request, scope, found, merge=form), fragment="merge", status=exc.status)
+    fact_documents_refresh(scope=scope, fact_ids=merge_fact_ids(merge))
+    messages.success(request, f"Undid the merge: {merge.source.name} is its own entity again.")
+    return redirect_page(request, reverse("entity", args=[scope.slug, merge.source.public_id]))
