@@ -15,6 +15,7 @@ run time, so this module imports nothing above `memoryweb`.
 """
 
 import logging
+import threading
 from functools import partial
 
 from celery import Task
@@ -23,6 +24,9 @@ from django.db import transaction
 from memoryweb.celery import app
 
 logger = logging.getLogger("memoryweb.queue")
+# Requests run on threads of their own (ASGI): two first look-ups at once must not both import
+# the apps' task modules, or one sees the other's half-imported module and no task (a 500).
+_discovery = threading.Lock()
 
 
 def enqueue(name: str, *args, on_commit: bool = True) -> None:
@@ -47,8 +51,11 @@ def registered_task(name: str) -> Task:
     rather than a message that no worker will ever run."""
     task = app.tasks.get(name)
     if task is None:
-        app.autodiscover_tasks(force=True)
-        task = app.tasks.get(name)
+        with _discovery:
+            task = app.tasks.get(name)
+            if task is None:
+                app.autodiscover_tasks(force=True)
+                task = app.tasks.get(name)
     if task is None:
         raise LookupError(f"No Celery task is registered as {name!r}.")
     return task

@@ -86,9 +86,11 @@ TEMPLATES = [
 ]
 
 
-# Database: DATABASE_URL, or the embedded PostgreSQL. Connections live DB_CONN_MAX_AGE seconds
-# (checked before reuse), so requests do not each open one.
-DB_CONN_MAX_AGE = env_int("DB_CONN_MAX_AGE", 60, minimum=0)
+# Database: DATABASE_URL, or the embedded PostgreSQL. DB_CONN_MAX_AGE seconds a connection is
+# kept for reuse (checked first). 0 by default: under ASGI every request runs on a thread of its
+# own, so a kept connection is never reused and only piles up (Django's advice for ASGI); a
+# worker or a WSGI deployment may raise it.
+DB_CONN_MAX_AGE = env_int("DB_CONN_MAX_AGE", 0, minimum=0)
 
 
 def _database() -> dict:
@@ -119,7 +121,6 @@ def _database() -> dict:
         # MEMORYWEB_DATABASE_NAME lets a worker started by a test use pytest-django's test database.
         "NAME": env_str("MEMORYWEB_DATABASE_NAME", DATABASE_NAME),
         **params,
-        # Kept between requests like a remote database's: a new backend costs ~5 ms of CPU per request.
         "CONN_MAX_AGE": DB_CONN_MAX_AGE,
         "CONN_HEALTH_CHECKS": True,
     }
