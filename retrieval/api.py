@@ -6,10 +6,13 @@ from datetime import datetime
 from typing import Literal
 
 from django.http import FileResponse, HttpRequest
+from django.http.multipartparser import MultiPartParserError
 from ninja import Field, Router, Schema
+from ninja.errors import HttpError
 from ninja.responses import Status
 
 from accounts.permissions import Access
+from memoryweb.errors import InvalidInput
 from memories.api import ERRORS, FactOut
 from memories.scopes import scope_get
 from memories.services.facts import fact_as_dict
@@ -150,7 +153,16 @@ def export_view(request: HttpRequest, slug: str, with_vectors: bool = False):
              summary="Restore a backup into this scope, new or empty (or merge=true) (team admins)")
 def import_view(request: HttpRequest, slug: str, merge: bool = False):
     """The file as a multipart upload named `file`, or as the raw body."""
-    upload = request.FILES.get("file")
-    file = upload if upload is not None else io.BytesIO(request.body)
+    if request.content_type == "multipart/form-data":
+        try:
+            upload = request.FILES.get("file")
+        except MultiPartParserError as exc:  # e.g. no boundary: the body cannot be read as a form
+            raise HttpError(400, f"The multipart body cannot be read ({exc}).") from None
+        if upload is None:
+            raise InvalidInput("Send the backup as a multipart file field named 'file', or as the raw request body.")
+        file = upload
+    else:
+        # Not a form, so Django has not read the stream: the raw body is the file.
+        file = io.BytesIO(request.body)
     receipt = scope_restore(principal=request.auth, file=file, scope=slug, merge=merge, index=False)
     return Status(201, receipt.as_dict())

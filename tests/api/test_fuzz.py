@@ -119,3 +119,11 @@ def test_every_operation_is_refused_without_a_token(case, world):
     # The coverage phase also sends methods the path does not have (TRACE …): 405 before auth.
     expected = 401 if case.method.upper() == case.operation.method.upper() else 405
     assert response.status_code == expected, (case.method, case.path, response.text)
+
+
+def test_an_import_with_a_broken_multipart_body_is_a_400_not_a_500(world, client):
+    # Found by the fuzzer: a multipart Content-Type without a boundary.
+    response = client.post("/api/v1/scopes/alpha/import", data=b"x", content_type="multipart/form-data",
+                           headers={"Authorization": f"Bearer {world['rw']}"})
+    assert response.status_code == 400, response.content
+    assert response.json()["status"] == response.status_code
