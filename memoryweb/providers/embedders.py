@@ -16,6 +16,7 @@ import math
 import os
 import re
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
 from django.conf import settings
@@ -79,10 +80,23 @@ class LocalEmbedder:
         self._model = SentenceTransformer(path, device="cpu")
         dimension = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         self.dim = dimension()
+        # Every encode runs on this one thread. PyTorch's OpenMP keeps a team of worker threads per
+        # calling thread, spinning for a while after each use; under ASGI every request has a
+        # thread of its own, so each request would start a team and the idle ones would spin
+        # against the next request's on the same cores.
+        self._thread, self._pid, self._start = None, None, threading.Lock()
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         if not texts:
             return []
+        if self._pid != os.getpid():  # first use, or a forked child, whose copy has no live thread
+            with self._start:
+                if self._pid != os.getpid():
+                    self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memoryweb-embedder")
+                    self._pid = os.getpid()
+        return self._thread.submit(self._encode, texts).result()
+
+    def _encode(self, texts: list[str]) -> list[list[float]]:
         vectors = self._model.encode(texts, batch_size=BATCH_SIZE, normalize_embeddings=True, show_progress_bar=False)
         return vectors.tolist()
 
