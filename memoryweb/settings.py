@@ -271,6 +271,8 @@ RETRIEVAL_BM25_B = env_float("RETRIEVAL_BM25_B", 0.75)
 RETRIEVAL_HALF_LIFE_DAYS = env_float("RETRIEVAL_HALF_LIFE_DAYS", 365.0)
 RETRIEVAL_IMPORTANCE_FLOOR = env_float("RETRIEVAL_IMPORTANCE_FLOOR", 0.75)
 RETRIEVAL_EF_SEARCH = env_int("RETRIEVAL_EF_SEARCH", 100, minimum=1)
+# A scope with fewer vectors than this is searched exactly (retrieval/vector.py); 0: always HNSW.
+RETRIEVAL_EXACT_BELOW = env_int("RETRIEVAL_EXACT_BELOW", 5000, minimum=0)
 # BM25 scores of what the one speaker a question names said are multiplied by 1 + this.
 RETRIEVAL_SPEAKER_BOOST = env_float("RETRIEVAL_SPEAKER_BOOST", 0.5)
 # Server processes load the embedder and dateparser in a background thread at start (memoryweb/warmup.py).

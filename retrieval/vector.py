@@ -4,8 +4,12 @@ The query repeats the partial HNSW index's cast and predicate (`vec::vector(DIM)
 see memories/services/vectors.py) so the planner can use it. The scope and target-type filters are
 applied inside the index scan; with `hnsw.iterative_scan = relaxed_order` the scan goes on past
 `ef_search` until it has `limit` rows of this scope, so a small scope inside a big table still
-gets its results. For a small scope the planner prefers the scope index and an exact sort, which
-is both exact and fast. Relaxed order can return rows slightly out of order: they are re-sorted.
+gets its results. Relaxed order can return rows slightly out of order: they are re-sorted.
+
+A scope with fewer than `RETRIEVAL_EXACT_BELOW` vectors of the model is searched exactly instead:
+the scope index and a sort by (distance, id), which the HNSW index cannot serve. It is as fast at
+that size, and its answer does not depend on the shape of a graph that every scope's inserts
+(and rolled-back inserts) have built, so two scopes holding the same documents rank them alike.
 """
 
 from dataclasses import dataclass
@@ -37,17 +41,19 @@ def vector_candidates(
         return {}
     dim = int(embedder.dim)
     literal = vector_literal(query_vector)
+    exact = _is_small(scope=scope, embedder=embedder)
+    order = f"e.vec::vector({dim}) <=> %s::vector({dim})" + (", e.target_id" if exact else "")
     sql = f"""
         SELECT d.collection, d.target_id, 1 - n.distance AS similarity
         FROM (
             SELECT e.target_type, e.target_id, e.vec::vector({dim}) <=> %s::vector({dim}) AS distance
             FROM retrieval_embedding e
             WHERE e.model = %s AND e.scope_id = %s AND e.target_type = ANY(%s)
-            ORDER BY e.vec::vector({dim}) <=> %s::vector({dim})
+            ORDER BY {order}
             LIMIT %s
         ) n
         JOIN retrieval_searchdocument d ON d.id = n.target_id AND d.scope_id = %s
-        ORDER BY n.distance
+        ORDER BY n.distance, d.target_id
     """
     out: dict[str, list[VectorHit]] = {}
     with transaction.atomic(), connection.cursor() as cursor:
@@ -59,6 +65,20 @@ def vector_candidates(
             if hits:
                 out[collection] = hits
     return out
+
+
+def _is_small(*, scope: Scope, embedder: Embedder) -> bool:
+    """Whether the scope holds fewer than RETRIEVAL_EXACT_BELOW vectors of the model (counted on
+    the scope index, stopping at the threshold)."""
+    threshold = int(settings.RETRIEVAL_EXACT_BELOW)
+    if threshold <= 0:
+        return False
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM retrieval_embedding WHERE scope_id = %s AND model = %s LIMIT %s) n",
+            [scope.pk, embedder.name, threshold],
+        )
+        return cursor.fetchone()[0] < threshold
 
 
 def explain_vector_query(*, scope: Scope, query_vector: list[float], embedder: Embedder, collections: list[str], limit: int) -> str:

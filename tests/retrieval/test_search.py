@@ -273,3 +273,30 @@ def test_bm25_fills_the_pool_with_eligible_documents_when_the_best_matches_are_f
     assert sorted(h.target_id for h in hits) == sorted(f.pk for f in current)
     unfiltered = bm25_candidates(scope=scope, lexemes=["cello"], collections=[Collection.FACT], limit=3)["fact"]
     assert {h.target_id for h in unfiltered} <= {f.pk for f in old}
+
+
+@pytest.mark.parametrize("exact_below", [5000, 0], ids=["exact", "hnsw"])
+def test_vector_search_finds_the_nearest_documents_of_the_scope_by_either_path(cast, settings, exact_below):
+    from memoryweb.providers.embedders import get_embedder
+    from retrieval.vector import vector_candidates
+
+    settings.RETRIEVAL_EXACT_BELOW = exact_below
+    texts = ["I adopted a ferret", "My ferret Zanzibar sleeps a lot", "We sailed to Crete", "The bakery sells rye bread"]
+    for scope in (cast.scope_a, cast.scope_b):  # the same documents in two scopes
+        for text in texts:
+            note(scope, text)
+        index_pending(scope=scope)
+    embedder = get_embedder()
+    query = embedder.embed(["a pet ferret"])[0]
+    found = {
+        scope.pk: vector_candidates(scope=scope, query_vector=query, embedder=embedder, collections=[Collection.EPISODE], limit=3)["episode"]
+        for scope in (cast.scope_a, cast.scope_b)
+    }
+    ranked = {pk: [SearchDocument.objects.get(collection="episode", target_id=h.target_id, scope_id=pk).text for h in hits] for pk, hits in found.items()}
+    assert ranked[cast.scope_a.pk] == ranked[cast.scope_b.pk]
+    assert {t.split(": ", 1)[-1] for t in ranked[cast.scope_a.pk][:2]} == {texts[0], texts[1]}
+    similarities = [h.similarity for h in found[cast.scope_a.pk]]
+    assert similarities == sorted(similarities, reverse=True) and len(similarities) == 3
+    # Each scope's hits are its own documents.
+    mine = set(Episode.objects.filter(scope=cast.scope_a).values_list("pk", flat=True))
+    assert {h.target_id for h in found[cast.scope_a.pk]} <= mine
