@@ -91,6 +91,16 @@ TEMPLATES = [
 # own, so a kept connection is never reused and only piles up (Django's advice for ASGI); a
 # worker or a WSGI deployment may raise it.
 DB_CONN_MAX_AGE = env_int("DB_CONN_MAX_AGE", 0, minimum=0)
+# DB_POOL_SIZE: the most connections a process keeps open in a psycopg pool (Django's pooling), so
+# a request borrows a warm connection instead of opening one (a new PostgreSQL backend costs
+# milliseconds and starts with cold caches). 0 (the default): no pool; `memoryweb serve` turns it
+# on for the server (its --db-pool). Pooling and DB_CONN_MAX_AGE exclude each other.
+DB_POOL_SIZE = env_int("DB_POOL_SIZE", 0, minimum=0)
+if DB_POOL_SIZE and DB_CONN_MAX_AGE:
+    raise ImproperlyConfigured("DB_POOL_SIZE and DB_CONN_MAX_AGE exclude each other: a pooled connection goes back to the pool after each request.")
+# A pool's other options (psycopg_pool.ConnectionPool): one connection kept warm, a borrower waits
+# at most 30 s, an idle connection beyond the first is closed after 5 minutes.
+DB_POOL_OPTIONS = {"min_size": 1, "timeout": 30, "max_idle": 300}
 
 
 def _database() -> dict:
@@ -106,6 +116,8 @@ def _database() -> dict:
             raise ImproperlyConfigured(
                 "DATABASE_URL must point at a PostgreSQL database, like postgres://USER:PASSWORD@HOST:5432/NAME."
             )
+        if DB_POOL_SIZE:
+            config.setdefault("OPTIONS", {})["pool"] = {**DB_POOL_OPTIONS, "max_size": DB_POOL_SIZE}
         return config
     from memoryweb.embedded_db import DATABASE_NAME, ensure_server
 
@@ -123,6 +135,7 @@ def _database() -> dict:
         **params,
         "CONN_MAX_AGE": DB_CONN_MAX_AGE,
         "CONN_HEALTH_CHECKS": True,
+        **({"OPTIONS": {"pool": {**DB_POOL_OPTIONS, "max_size": DB_POOL_SIZE}}} if DB_POOL_SIZE else {}),
     }
 
 

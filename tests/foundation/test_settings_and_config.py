@@ -52,6 +52,26 @@ def test_production_settings_pass_check_deploy():
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_a_connection_pool_and_kept_connections_exclude_each_other():
+    result = run_cli("check", env={"DB_POOL_SIZE": "4", "DB_CONN_MAX_AGE": "60"})
+    assert result.returncode == 2 and "DB_POOL_SIZE and DB_CONN_MAX_AGE exclude each other" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_with_a_pool_size_the_database_borrows_from_a_psycopg_pool():
+    code = (
+        "import django; django.setup()\n"
+        "from django.db import connection\n"
+        "connection.ensure_connection()\n"
+        "print(connection.settings_dict['OPTIONS']['pool']['max_size'], type(connection.pool).__name__, connection.pool.max_size)"
+    )
+    env = {**os.environ, "DB_POOL_SIZE": "3", "DJANGO_SETTINGS_MODULE": "memoryweb.settings"}
+    env.pop("DB_CONN_MAX_AGE", None)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["3", "ConnectionPool", "3"]
+
+
 def test_config_names_the_broken_piece_when_redis_is_unreachable():
     result = run_cli("config", "--quick", env={"REDIS_URL": "redis://127.0.0.1:1/0"})
     assert result.returncode == 1

@@ -1,6 +1,8 @@
+import os
 import sys
 
 from django.conf import settings
+from django.db import connections
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
@@ -18,6 +20,11 @@ class Command(MemorywebCommand):
         parser.add_argument("--port", type=int, default=8000)
         parser.add_argument("--workers", type=int, default=1)
         parser.add_argument("--no-migrate", action="store_true")
+        parser.add_argument(
+            "--db-pool", type=int, default=None, metavar="N",
+            help="Keep up to N warm database connections per worker process (default: DB_POOL_SIZE, else 16; "
+                 "0: a new connection per request; off when DB_CONN_MAX_AGE is set).",
+        )
 
     def handle(self, *args, **options):
         import uvicorn
@@ -30,6 +37,7 @@ class Command(MemorywebCommand):
         if not options["no_migrate"]:
             call_command("migrate", interactive=False, verbosity=0)
         admin, password = local_admin_ensure()
+        _use_db_pool(options["db_pool"])
         url = f"http://{options['host']}:{options['port']}"
         out = sys.stdout
         out.write(f"memoryweb at {url}  (database: {'embedded' if settings.DATABASE_EMBEDDED else 'DATABASE_URL'}, "
@@ -48,3 +56,22 @@ class Command(MemorywebCommand):
                 "memoryweb.asgi:application", host=options["host"], port=options["port"], workers=options["workers"],
                 log_level="info", lifespan="on",  # the MCP session manager runs in the lifespan (asgi.py)
             )
+
+
+def _use_db_pool(size: int | None) -> None:
+    """Serve with a connection pool of `size` (settings.DB_POOL_SIZE): here, once the connections
+    the checks and migrations opened are closed, and in the worker processes uvicorn starts, which
+    read it from the environment."""
+    if size is None:
+        size = settings.DB_POOL_SIZE or (0 if settings.DB_CONN_MAX_AGE else 16)
+    if size < 0:
+        raise CommandError("--db-pool must be 0 or more.")
+    if size and settings.DB_CONN_MAX_AGE:
+        raise CommandError("--db-pool and DB_CONN_MAX_AGE exclude each other: unset DB_CONN_MAX_AGE or pass --db-pool 0.")
+    os.environ["DB_POOL_SIZE"] = str(size)
+    connections.close_all()
+    options = settings.DATABASES["default"].setdefault("OPTIONS", {})
+    if size:
+        options["pool"] = {**settings.DB_POOL_OPTIONS, "max_size": size}
+    else:
+        options.pop("pool", None)
