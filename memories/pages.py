@@ -6,7 +6,7 @@ the page and its htmx swaps are one template and one view."""
 
 from functools import wraps
 
-from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django_htmx.http import HttpResponseClientRedirect
@@ -31,15 +31,26 @@ def redirect_page(request: HttpRequest, url: str) -> HttpResponse:
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
 
+def _login_first(request: HttpRequest) -> HttpResponse:
+    """Anonymous → the login page, then back. An htmx swap (a session that expired while the page
+    was open) must not put the login form inside a fragment: the whole window goes to the login
+    page, coming back to the page the person was on."""
+    if request.htmx:
+        back = request.htmx.current_url_abs_path or "/"
+        return HttpResponseClientRedirect(redirect_to_login(back).url)
+    return redirect_to_login(request.get_full_path())
+
+
 def page(view):
     """A page door: login required (anonymous → the login page), and a domain error the view
     did not handle (NotFound, Forbidden, …) becomes a page with its status (or, for htmx, the message as a fragment it swaps).
     Views catch the errors a person can fix (bad input, conflicts) themselves, to show them
     next to the field."""
 
-    @login_required
     @wraps(view)
     def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if not request.user.is_authenticated:
+            return _login_first(request)
         try:
             return view(request, *args, **kwargs)
         except MemorywebError as exc:

@@ -50,6 +50,14 @@ def test_the_anonymous_are_sent_to_log_in_from_entity_episode_and_write_urls(pag
     assert memory.active.status == FactStatus.ACTIVE and Episode.objects.count() == 2
 
 
+def test_an_htmx_swap_after_the_session_expired_sends_the_whole_window_to_log_in(pages, memory):
+    # The live search on a page left open after logging out: not the login form inside the results.
+    headers = {"HX-Request": "true", "HX-Current-URL": "http://testserver/s/alpha/?q=york"}
+    response = pages.anonymous.get("/s/alpha/?q=tea", headers=headers)
+    assert response.status_code == 200 and not response.content
+    assert response["HX-Redirect"] == "/login/?next=/s/alpha/%3Fq%3Dyork"
+
+
 def test_logging_in_leads_to_the_scopes_and_a_wrong_password_says_so(cast):
     client = Client()
     refused = client.post("/login/", {"username": "owner", "password": "wrong"})
