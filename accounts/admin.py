@@ -1,6 +1,7 @@
 from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
 
+from accounts.audit import audit_record
 from accounts.models import ApiCall, ApiToken, AuditEvent, IdempotentRequest, Membership, Team, User
 from accounts.permissions import Principal
 from accounts.tokens import token_revoke
@@ -27,12 +28,43 @@ class MembershipInline(ViewOnly, admin.TabularInline):
     fields = ["user", "role", "created_at"]
 
 
+def _plain(value):
+    """A form value as JSON for the audit log: a set of rows as their names, anything else as text."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if hasattr(value, "__iter__"):
+        return sorted(str(item) for item in value)
+    return str(value)
+
+
 @admin.register(User)
 class UserAdmin(BaseUserAdmin):
+    """Accounts are edited here (the one model the admin changes directly), and every change is
+    audited: which fields, before and after; a password only as "changed"."""
+
     list_display = ["username", "email", "is_staff", "is_active", "date_joined"]
 
     def has_delete_permission(self, request, obj=None) -> bool:
         return False  # it would drop memberships (perhaps a team's last admin) and tokens, unaudited; deactivate instead
+
+    def save_model(self, request, obj, form, change) -> None:
+        super().save_model(request, obj, form, change)
+        fields = [f for f in form.changed_data if not f.startswith("password") and f != "usable_password"]
+        audit_record(
+            principal=Principal(user=request.user), action="user.change" if change else "user.create",
+            target_type="user", target_id=obj.public_id,
+            before={f: _plain(form.initial.get(f)) for f in fields} if change else None,
+            after={**{f: _plain(form.cleaned_data.get(f)) for f in fields},
+                   **({"password": "set"} if not change and obj.has_usable_password() else {})},
+        )
+
+    def user_change_password(self, request, id, form_url=""):
+        response = super().user_change_password(request, id, form_url)
+        if request.method == "POST" and response.status_code == 302:
+            user = User.objects.get(pk=id)
+            audit_record(principal=Principal(user=request.user), action="user.password", target_type="user",
+                         target_id=user.public_id, after={"password": "changed"})
+        return response
 
 
 @admin.register(Team)

@@ -170,3 +170,26 @@ def test_the_admin_cannot_remove_a_teams_last_admin(admin_client, cast):
     assert admin_client.post(f"/admin/accounts/user/{cast.outsider.pk}/delete/", {"post": "yes"}).status_code == 403
     membership.refresh_from_db()
     assert membership.role == "admin"
+
+
+def test_editing_an_account_in_the_admin_is_audited_with_what_changed(admin_client, cast):
+    url = f"/admin/accounts/user/{cast.viewer.pk}/change/"
+    form = {
+        "username": "viewer", "email": "viewer@example.com", "first_name": "", "last_name": "",
+        "is_staff": "", "is_active": "", "last_login_0": "", "last_login_1": "",
+        "date_joined_0": "2025-01-01", "date_joined_1": "12:00:00",
+    }
+    response = admin_client.post(url, form)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    cast.viewer.refresh_from_db()
+    assert not cast.viewer.is_active
+    event = AuditEvent.objects.get(action="user.change")
+    assert event.actor_user.username == "root" and event.target_id == str(cast.viewer.public_id)
+    assert event.before["is_active"] is True and event.after["is_active"] is False
+    assert event.after["email"] == "viewer@example.com" and "password" not in event.after
+
+    response = admin_client.post(f"/admin/accounts/user/{cast.viewer.pk}/password/",
+                                 {"password1": "a-new-pw-9876", "password2": "a-new-pw-9876", "usable_password": "true"})
+    assert response.status_code == 302
+    changed = AuditEvent.objects.get(action="user.password")
+    assert changed.after == {"password": "changed"} and "a-new-pw" not in str(changed.before) + str(changed.after)
