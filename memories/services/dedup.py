@@ -391,7 +391,7 @@ def dedup_record(*, principal: Principal | None, scope: Scope, proposals: Iterab
 
 
 def dedup_apply(
-    *, principal: Principal | None, scope: Scope, proposals: Iterable[Proposal | MergeProposal],
+    *, principal: Principal | None, scope: Scope, proposals: Iterable[Proposal],
     progress: Callable[[int, int], None] | None = None,
 ) -> list[Applied]:
     """Merge each proposal in turn, taking the pair as it stands then: both followed to their
@@ -399,15 +399,12 @@ def dedup_apply(
     made one of them heavier). Each is recorded as a MergeProposal, merged and linked to its
     EntityMerge. A merge `entity_merge` refuses is skipped with its reason; the rest go on."""
     require(principal, scope, Access.WRITE)
-    proposals = list(proposals)
-    rows = dedup_record(principal=principal, scope=scope, proposals=[p for p in proposals if isinstance(p, Proposal)])
-    records = iter(rows)
+    rows = dedup_record(principal=principal, scope=scope, proposals=proposals)
     applied = []
-    for done, proposal in enumerate(proposals, 1):
-        row = next(records) if isinstance(proposal, Proposal) else proposal
+    for done, row in enumerate(rows, 1):
         applied.append(_apply(principal=principal, scope=scope, row=row))
         if progress:
-            progress(done, len(proposals))
+            progress(done, len(rows))
     return applied
 
 

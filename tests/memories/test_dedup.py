@@ -11,6 +11,7 @@ from django.conf import settings
 from django.contrib.messages import get_messages
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db import IntegrityError, transaction
 
 from accounts.models import AuditEvent, Role
 from accounts.services import membership_set, user_create
@@ -296,6 +297,25 @@ def test_the_beat_task_proposes_and_auto_merges_only_above_the_threshold(cast, m
     embedded = MergeProposal.objects.get(kind=ProposalKind.EMBEDDING)
     assert embedded.status == ProposalStatus.MERGED and embedded.merge is not None
     assert MergeProposal.objects.get(kind=ProposalKind.TRIGRAM).status == ProposalStatus.PROPOSED
+
+
+def test_min_score_merges_only_the_surer_proposals(cast, mixed):
+    data = json.loads(call("dedup", "--scope", "alpha", "--min-score", "1", "--json", "--as", "editor"))
+    assert {(m["source"], m["target"], m["pass"]) for m in data["scopes"][0]["merges"]} == {
+        ("google inc", "Google", "exact"), ("my company Google", "Google", "exact")}
+    assert not Entity.objects.filter(pk__in=[mixed.jon.pk, mixed.john.pk, mixed.bob.pk, mixed.robert.pk],
+                                     merged_into__isnull=False).exists()
+    with pytest.raises(CommandError, match="--min-score must be from 0 to 1, not 2"):
+        call("dedup", "--scope", "alpha", "--min-score", "2", "--as", "editor")
+
+
+def test_one_open_proposal_per_pair_whichever_way_round(cast, google):
+    w = google
+    MergeProposal.objects.create(scope=w.scope, source=w.inc, target=w.google, kind=ProposalKind.EXACT, score=1.0)
+    MergeProposal.objects.create(scope=w.scope, source=w.google, target=w.inc, kind=ProposalKind.EXACT, score=1.0,
+                                 status=ProposalStatus.DISMISSED)  # closed ones may repeat
+    with pytest.raises(IntegrityError), transaction.atomic():
+        MergeProposal.objects.create(scope=w.scope, source=w.google, target=w.inc, kind=ProposalKind.TRIGRAM, score=0.6)
 
 
 def test_with_auto_merge_off_the_beat_task_only_proposes(cast, mixed, settings):

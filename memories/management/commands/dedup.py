@@ -12,13 +12,15 @@ class Command(MemorywebCommand):
     help = (
         "Find entities of a scope that are one identity (exact normalised names, containment and trigram "
         "similarity, name-embedding cosine) and merge them, or with --dry-run only list the proposals: "
-        "`dedup [--scope S] [--dry-run]`; undo one merge exactly: `dedup undo MERGE_ID [--scope S]`."
+        "`dedup [--scope S] [--dry-run] [--min-score X]`; undo one merge exactly: `dedup undo MERGE_ID [--scope S]`."
     )
 
     def add_command_arguments(self, parser) -> None:
         parser.add_argument("undo", nargs="*", metavar="undo MERGE_ID", help="undo the merge MERGE_ID")
         parser.add_argument("--scope", help="scope slug (default: every scope you may use)")
         parser.add_argument("--dry-run", action="store_true", help="list the proposals and change nothing")
+        parser.add_argument("--min-score", type=float, default=0.0, metavar="X",
+                            help="only proposals scoring at least X (0 to 1; 1: exact normalised names only)")
 
     def handle(self, *args, **options):
         principal = self.principal(options)
@@ -28,6 +30,9 @@ class Command(MemorywebCommand):
                 raise InvalidInput("Use `dedup [--scope S] [--dry-run]` or `dedup undo MERGE_ID [--scope S]`.")
             self._undo(principal, options, words[1])
             return
+        min_score = options["min_score"]
+        if not 0 <= min_score <= 1:
+            raise InvalidInput(f"--min-score must be from 0 to 1, not {min_score:g}.")
         access = Access.READ if options["dry_run"] else Access.WRITE
         if options["scope"]:
             scopes = [scope_get(principal, options["scope"], access)]
@@ -38,7 +43,8 @@ class Command(MemorywebCommand):
         with progress_bar(label="dedup scopes", quiet=quiet or len(scopes) < 2, unit="scopes") as scanned:
             found = []
             for done, scope in enumerate(scopes, 1):
-                found.append((scope, dedup_propose(principal=principal, scope=scope)))
+                proposals = dedup_propose(principal=principal, scope=scope)
+                found.append((scope, [p for p in proposals if p.score >= min_score]))
                 if scanned:
                     scanned(done, len(scopes))
         for scope, proposals in found:
