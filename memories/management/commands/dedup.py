@@ -10,9 +10,9 @@ from retrieval.services import fact_documents_refresh
 
 class Command(MemorywebCommand):
     help = (
-        "Find entities of a scope that are one identity (exact normalised names, containment and trigram "
-        "similarity, name-embedding cosine) and merge them, or with --dry-run only list the proposals: "
-        "`dedup [--scope S] [--dry-run] [--min-score X]`; undo one merge exactly: `dedup undo MERGE_ID [--scope S]`."
+        "Find duplicate entities of a scope and merge them (with --dry-run, only list them). Three passes "
+        "propose pairs of one kind: exact normalised names, containment and trigram similarity, name-vector "
+        "cosine: `dedup [--scope S] [--dry-run] [--min-score X]`; undo one merge exactly: `dedup undo MERGE_ID`."
     )
 
     def add_command_arguments(self, parser) -> None:
