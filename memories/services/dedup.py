@@ -116,7 +116,7 @@ class Proposal:
         return {
             "source": {"id": str(self.source.public_id), "name": self.source.name},
             "target": {"id": str(self.target.public_id), "name": self.target.name},
-            "kind": self.source.kind, "pass": self.kind, "score": round(self.score, 4), "evidence": self.evidence,
+            "entity_kind": self.source.kind, "pass": self.kind, "score": round(self.score, 4), "evidence": self.evidence,
         }
 
 

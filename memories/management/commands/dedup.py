@@ -85,4 +85,4 @@ def _proposal_line(data: dict) -> str:
         "trigram": lambda: f"{evidence['names'][0]!r} / {evidence['names'][1]!r} trigram similarity {evidence['similarity']}",
         "embedding": lambda: f"name vectors cosine {evidence['cosine']}",
     }[data["pass"]]()
-    return f"{data['pass']:<11} {data['score']:.2f}  {data['source']['name']} → {data['target']['name']} ({data['kind']}): {why}"
+    return f"{data['pass']:<11} {data['score']:.2f}  {data['source']['name']} → {data['target']['name']} ({data['entity_kind']}): {why}"
