@@ -6,8 +6,9 @@ from django.template.response import TemplateResponse
 from accounts.admin import ViewOnly
 from accounts.permissions import Principal
 from memoryweb.errors import MemorywebError
-from memories.models import Entity, EntityAlias, EntityMerge, Episode, Fact, Scope
+from memories.models import Entity, EntityAlias, EntityMerge, Episode, Fact, MergeProposal, Scope
 from memories.scopes import scope_update, scope_update_check
+from memories.services.dedup import proposal_dismiss, proposal_merge
 from memories.services.extract import episode_retry
 from memories.services.facts import fact_restore, fact_retract
 from memories.services.merge import entity_merge, entity_merge_preview, entity_merge_undo, merge_fact_ids
@@ -183,6 +184,36 @@ class EntityMergeAdmin(ViewOnly, admin.ModelAdmin):
 
         # Latest first: an earlier merge can be undone only once the later ones involving it are.
         _each(self, request, queryset.select_related("scope").order_by("-id"), undo, "Undone:")
+
+
+@admin.register(MergeProposal)
+class MergeProposalAdmin(ViewOnly, admin.ModelAdmin):
+    """Deduplication's proposals (memories/services/dedup.py), from the nightly run or `memoryweb dedup`."""
+
+    list_display = ["source", "target", "kind", "score", "status", "scope", "created_at", "decided_by", "merge"]
+    list_filter = ["scope", "status", "kind", "created_at"]
+    search_fields = ["source__name", "target__name", "public_id"]
+    list_select_related = ["scope", "source", "target", "merge"]
+    actions = ["merge", "dismiss"]
+
+    @admin.action(description="Merge the selected proposals (source into target; undo under Entity merges)")
+    def merge(self, request, queryset) -> None:
+        actor = Principal(user=request.user)
+
+        def merge(proposal: MergeProposal) -> None:
+            applied = proposal_merge(principal=actor, proposal=proposal)
+            if applied.merge is None:
+                raise MemorywebError(applied.skipped)
+            fact_documents_refresh(scope=proposal.scope, fact_ids=merge_fact_ids(applied.merge))
+
+        # Surest first, as the nightly run merges them.
+        _each(self, request, queryset.select_related("scope").order_by("-score", "id"), merge, "Merged:")
+
+    @admin.action(description="Dismiss the selected proposals (the pair is not proposed again)")
+    def dismiss(self, request, queryset) -> None:
+        actor = Principal(user=request.user)
+        _each(self, request, queryset.select_related("scope"),
+              lambda proposal: proposal_dismiss(principal=actor, proposal=proposal), "Dismissed:")
 
 
 @admin.register(Fact)

@@ -3,6 +3,7 @@ import uuid
 from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.core.validators import RegexValidator
 from django.db import models
+from django.db.models.functions import Greatest, Least
 from django.utils import timezone
 from pgvector.django import VectorField
 
@@ -435,3 +436,62 @@ class EntityMerge(models.Model):
 
     def __str__(self) -> str:
         return f"merge {self.public_id}: {self.source} → {self.target}"
+
+
+class ProposalKind(models.TextChoices):
+    """Which pass of deduplication proposed a merge (memories/services/dedup.py)."""
+
+    EXACT = "exact"  # pass 1: the same normalised name
+    CONTAINMENT = "containment"  # pass 2: one name's words inside the other's
+    TRIGRAM = "trigram"  # pass 2: pg_trgm similarity of the normalised names
+    EMBEDDING = "embedding"  # pass 3: cosine of the entity-name vectors
+
+
+class ProposalStatus(models.TextChoices):
+    PROPOSED = "proposed"
+    MERGED = "merged"
+    DISMISSED = "dismissed"  # by a person, or the merge it led to was undone
+
+
+class MergeProposal(models.Model):
+    """Deduplication's suggestion that `source` and `target` are one identity, with its evidence.
+
+    Open (`proposed`) until merged (through `entity_merge`, linked in `merge`) or dismissed; a pair
+    that was dismissed, or whose merge was undone, is not proposed again."""
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    scope = models.ForeignKey(Scope, on_delete=models.CASCADE, related_name="merge_proposals")
+    source = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="+")
+    target = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=16, choices=ProposalKind.choices)
+    score = models.FloatField()
+    evidence = models.JSONField(default=dict)
+    status = models.CharField(max_length=16, choices=ProposalStatus.choices, default=ProposalStatus.PROPOSED)
+    merge = models.ForeignKey(EntityMerge, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decided_by = models.CharField(max_length=200, blank=True)
+
+    objects = ScopedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-score", "id"]
+        constraints = [
+            # One open proposal per pair, whichever way round: the nightly run updates it, never doubles it.
+            models.UniqueConstraint(
+                Least("source", "target"), Greatest("source", "target"),
+                condition=models.Q(status="proposed"), name="memories_mergeproposal_one_open_per_pair",
+            ),
+            models.CheckConstraint(condition=~models.Q(source=models.F("target")), name="memories_mergeproposal_distinct"),
+            models.CheckConstraint(condition=models.Q(score__gte=0, score__lte=1), name="memories_mergeproposal_score_0_1"),
+            models.CheckConstraint(
+                condition=models.Q(status__in=[s.value for s in ProposalStatus]), name="memories_mergeproposal_status_valid"
+            ),
+        ]
+        indexes = [
+            # The open proposals of a scope, and the pairs decided before: WHERE scope_id = … AND status = ….
+            models.Index(fields=["scope", "status"], name="mem_mergeproposal_scope_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source} → {self.target} ({self.kind} {self.score:.2f})"

@@ -7,7 +7,11 @@ import time
 from celery.exceptions import SoftTimeLimitExceeded
 
 from memoryweb.celery import app
+from memories.models import EntityMerge
+from memories.services.dedup import dedup_nightly
 from memories.services.extract import TransientExtractionError, episode_claim, episode_extract, episode_time_out
+from memories.services.merge import merge_fact_ids
+from retrieval.services import fact_documents_refresh
 
 MAX_RETRIES = 5
 
@@ -55,3 +59,14 @@ def _test_delay() -> None:
     delay = os.environ.get("MEMORYWEB_TEST_EXTRACT_DELAY")
     if delay:
         time.sleep(float(delay))
+
+
+@app.task(name="memories.dedup_scopes")
+def dedup_scopes() -> dict:
+    """Celery beat's nightly deduplication (CELERY_BEAT_SCHEDULE, at DEDUP_HOUR_UTC): proposals
+    recorded for every scope, the sure ones merged; then the merged facts' search documents are
+    rewritten, as every merge door does."""
+    result = dedup_nightly()
+    for merge in EntityMerge.objects.filter(pk__in=[pk for _, pk in result.pop("merges")]).select_related("scope"):
+        fact_documents_refresh(scope=merge.scope, fact_ids=merge_fact_ids(merge))
+    return result

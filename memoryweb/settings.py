@@ -6,6 +6,7 @@ import secrets
 from pathlib import Path
 
 import dj_database_url
+from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
 from memoryweb.env import env_bool, env_choice, env_float, env_int, env_list, env_str, require_ascending
@@ -247,6 +248,28 @@ if MEMORYWEB_BACKUP_INTERVAL_HOURS:
         "task": "retrieval.backup_scopes",
         "schedule": MEMORYWEB_BACKUP_INTERVAL_HOURS * 3600.0,
         "options": {"expires": MEMORYWEB_BACKUP_INTERVAL_HOURS * 3600.0},
+    }
+# Entity deduplication (memories/services/dedup.py). Pass 2 proposes two names whose pg_trgm
+# similarity is at least DEDUP_TRIGRAM_SIMILARITY, pass 3 two entity-name vectors whose cosine is at
+# least DEDUP_EMBEDDING_SIMILARITY (DESIGN.md's 0.88). Every night at DEDUP_HOUR_UTC (-1: never) the
+# beat task records proposals for every scope and, unless DEDUP_AUTO_MERGE is off, merges those
+# scoring at least DEDUP_AUTO_MERGE_SIMILARITY: at 1.0, the default, only pass 1's exact normalised
+# matches (the fuzzy passes score at most 0.99).
+DEDUP_TRIGRAM_SIMILARITY = env_float("DEDUP_TRIGRAM_SIMILARITY", 0.5)
+DEDUP_EMBEDDING_SIMILARITY = env_float("DEDUP_EMBEDDING_SIMILARITY", 0.88)
+DEDUP_AUTO_MERGE = env_bool("DEDUP_AUTO_MERGE", True)
+DEDUP_AUTO_MERGE_SIMILARITY = env_float("DEDUP_AUTO_MERGE_SIMILARITY", 1.0)
+DEDUP_HOUR_UTC = env_int("DEDUP_HOUR_UTC", 3, minimum=-1)
+for _name in ("DEDUP_TRIGRAM_SIMILARITY", "DEDUP_EMBEDDING_SIMILARITY", "DEDUP_AUTO_MERGE_SIMILARITY"):
+    if not 0 < globals()[_name] <= 1:
+        raise ImproperlyConfigured(f"{_name} must be above 0 and at most 1, not {globals()[_name]}.")
+if DEDUP_HOUR_UTC > 23:
+    raise ImproperlyConfigured(f"DEDUP_HOUR_UTC must be an hour from 0 to 23 (or -1: never), not {DEDUP_HOUR_UTC}.")
+if DEDUP_HOUR_UTC >= 0:
+    CELERY_BEAT_SCHEDULE["dedup-scopes"] = {
+        "task": "memories.dedup_scopes",
+        "schedule": crontab(hour=DEDUP_HOUR_UTC, minute=15),
+        "options": {"expires": 3600.0},  # not started within the hour: tomorrow's run does it
     }
 # The limits reach the tasks as annotations (Celery sets them as task attributes), so the
 # ladder is written once, here.
