@@ -14,9 +14,11 @@ from django.utils import timezone
 
 from accounts.models import AuditEvent
 from memoryweb.errors import Forbidden, NotFound
-from memories.models import CONSOLIDATION_SOURCE, Episode, EpisodeStatus, Fact, Mention
+from memories.models import CONSOLIDATION_SOURCE, Episode, EpisodeStatus, Fact, Mention, Scope
 from memories.services.consolidate import consolidate, consolidate_scopes
 from memories.services.ingest import remember
+from retrieval.backup import scope_backup, scope_restore
+from retrieval.forget import episode_forget
 from retrieval.indexing import index_pending
 from retrieval.search import recall
 from retrieval.search.hydration import SUMMARY_PREFERENCE
@@ -261,3 +263,35 @@ def test_the_nightly_task_consolidates_every_scope(cast, old_talk, say, settings
     assert Episode.objects.filter(scope=cast.scope_b, source=CONSOLIDATION_SOURCE).count() == 1
     assert consolidate_scopes()["summaries"] == 0  # and again: nothing
     assert AuditEvent.objects.filter(action="scope.consolidate", actor_label="system").count() == 2
+
+
+def test_a_backup_keeps_the_links_so_the_restored_copy_is_not_condensed_again(cast, old_talk):
+    consolidate(principal=cast.p_owner, scope=cast.scope_a)
+    out = io.BytesIO()
+    scope_backup(principal=cast.p_owner, scope=cast.scope_a, out=out)
+    scope_restore(principal=cast.p_owner, file=io.BytesIO(out.getvalue()), scope="copy", index=False)
+    copy = Scope.objects.get(slug="copy")
+
+    def links(scope):
+        return sorted((e.text, e.consolidated_into.text if e.consolidated_into else None)
+                      for e in Episode.objects.in_scope(scope).select_related("consolidated_into"))
+
+    assert links(copy) == links(cast.scope_a)
+    assert sum(1 for _, summary in links(copy) if summary) == 7
+    assert consolidate(principal=cast.p_owner, scope=copy).batches == []
+
+
+def test_forgetting_an_original_forgets_its_summary_and_the_rest_are_condensed_again(cast, old_talk):
+    consolidate(principal=cast.p_owner, scope=cast.scope_a)
+    lantern = old_talk["We watched the lantern festival by the river."]
+    lantern.refresh_from_db()
+    summary = lantern.consolidated_into
+    receipt = episode_forget(principal=cast.p_owner, scope=cast.scope_a, episode_public_id=lantern.public_id)
+    assert receipt.counts["episodes"] == 2
+    assert not Episode.objects.filter(pk__in=[lantern.pk, summary.pk]).exists()
+    assert not Episode.objects.filter(scope=cast.scope_a, text__contains="lantern").exists()
+    rest = Episode.objects.filter(text__in=SMALL_TALK[("ankesh", 3)][1:])
+    assert [e.consolidated_into_id for e in rest] == [None, None]
+
+    again = consolidate(principal=cast.p_owner, scope=cast.scope_a)
+    assert [(s["subject"], s["period"], s["episodes"]) for s in again.summaries] == [("ankesh", "2024-03", 2)]
