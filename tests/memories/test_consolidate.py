@@ -240,7 +240,8 @@ def test_an_unreachable_model_stops_the_run_at_the_first_batch(cast, old_talk, r
 
 def test_the_command_shows_the_plan_then_does_it(cast, old_talk):
     out = call("consolidate", "--scope", "alpha", "--dry-run", "--as", "viewer")
-    assert out.splitlines()[0].startswith("Would condense 7 of 7 episodes that happened before ")
+    assert out.splitlines()[0].startswith("Would condense 7 of 7 old, unimportant episodes (happened before ")
+    assert "importance below 0.3) of alpha into 3 summaries (writer: extractive (offline); nothing changed):" in out
     assert "  ankesh, 2024-03: 3 episodes" in out and "nothing changed" in out
     assert not Episode.objects.filter(source=CONSOLIDATION_SOURCE).exists()
     with pytest.raises(CommandError, match="You may not write scope 'alpha'"):
@@ -248,7 +249,7 @@ def test_the_command_shows_the_plan_then_does_it(cast, old_talk):
 
     data = json.loads(call("consolidate", "--scope", "alpha", "--json", "--as", "editor"))
     assert data["episodes_consolidated"] == 7 and len(data["summaries"]) == 3 and data["failed"] == []
-    assert "Nothing to consolidate in alpha: 0 episodes" in call("consolidate", "--scope", "alpha", "--as", "editor")
+    assert call("consolidate", "--scope", "alpha", "--as", "editor").startswith("Nothing to consolidate in alpha: 0 old, unimportant")
 
 
 def test_the_nightly_task_consolidates_every_scope(cast, old_talk, say, settings):

@@ -38,18 +38,18 @@ class Command(MemorywebCommand):
 
 
 def _text(receipt: ConsolidationReceipt) -> str:
-    old = (f"episodes that happened before {receipt.cutoff:%Y-%m-%d} with importance below "
-           f"{settings.CONSOLIDATION_IMPORTANCE_CAP:g}")
+    which = (f"old, unimportant episodes (happened before {receipt.cutoff:%Y-%m-%d}, importance below "
+             f"{settings.CONSOLIDATION_IMPORTANCE_CAP:g})")
     if not receipt.batches:
-        return (f"Nothing to consolidate in {receipt.scope}: {receipt.candidates} {old} not consolidated yet, "
-                "none sharing a subject and a month with another.")
-    batched = sum(b.as_dict()["episodes"] for b in receipt.batches)
+        return (f"Nothing to consolidate in {receipt.scope}: {receipt.candidates} {which} not consolidated yet, "
+                "and no two of them share a person and a month.")
+    batched = sum(len(b.episode_ids) for b in receipt.batches)
     if receipt.dry_run:
-        lines = [f"Would condense {batched} of {receipt.candidates} {old} into {len(receipt.batches)} summaries "
-                 f"(writer: {receipt.writer}; nothing changed):"]
+        lines = [f"Would condense {batched} of {receipt.candidates} {which} of {receipt.scope} into "
+                 f"{_summaries(len(receipt.batches))} (writer: {receipt.writer}; nothing changed):"]
         lines += [f"  {b.subject or 'unknown'}, {b.period}: {len(b.episode_ids)} episodes" for b in receipt.batches]
         return "\n".join(lines)
-    lines = [f"Condensed {receipt.consolidated} {old} of {receipt.scope} into {len(receipt.summaries)} summaries "
+    lines = [f"Condensed {receipt.consolidated} {which} of {receipt.scope} into {_summaries(len(receipt.summaries))} "
              f"(writer: {receipt.writer}); the originals are kept and linked."]
     lines += [f"  summary {s['id']}: {s['subject'] or 'unknown'}, {s['period']}, {s['episodes']} episodes" for s in receipt.summaries]
     lines += [f"  failed: {f['subject'] or 'unknown'}, {f['period']}, {f['episodes']} episodes: {f['error']}" for f in receipt.failed]
@@ -58,3 +58,7 @@ def _text(receipt: ConsolidationReceipt) -> str:
     if receipt.not_tried:
         lines.append(f"  {receipt.not_tried} batch(es) not tried: the model was unreachable; run it again later")
     return "\n".join(lines)
+
+
+def _summaries(count: int) -> str:
+    return "1 summary" if count == 1 else f"{count} summaries"
