@@ -5,11 +5,13 @@ garbage leaving everything untouched."""
 import contextlib
 import io
 import json
+import threading
 from datetime import timedelta
 
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db import connection
 from django.utils import timezone
 
 from accounts.models import AuditEvent
@@ -296,3 +298,32 @@ def test_forgetting_an_original_forgets_its_summary_and_the_rest_are_condensed_a
 
     again = consolidate(principal=cast.p_owner, scope=cast.scope_a)
     assert [(s["subject"], s["period"], s["episodes"]) for s in again.summaries] == [("ankesh", "2024-03", 2)]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_runs_at_once_condense_every_episode_once(cast, old_talk, replay_server, settings):  # noqa: F811
+    """The model's first answer comes late, so one run writes while the other waits on it: each
+    batch is written by exactly one of them, the other finds its episodes taken and skips it."""
+    reply = {"content": {"summary": "They mentioned a few small things."}}
+    _model(replay_server, settings, "ollama", [{"match": "Person: ", "by_request": True, "responses": [{"delay": 3, **reply}, reply]}])
+    receipts, errors = [], []
+
+    def run():
+        try:
+            receipts.append(consolidate(principal=cast.p_owner, scope=cast.scope_a))
+        except Exception as exc:  # shown by the assertion below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    other = threading.Thread(target=run)
+    other.start()
+    run()
+    other.join()
+    assert errors == [] and len(receipts) == 2
+    assert sum(len(r.summaries) for r in receipts) == 3
+    assert sum(len(r.summaries) + r.skipped for r in receipts) == 6  # every batch: written once, skipped once
+    summaries = set(Episode.objects.filter(source=CONSOLIDATION_SOURCE).values_list("pk", flat=True))
+    assert len(summaries) == 3
+    linked = Episode.objects.filter(consolidated_into__isnull=False)
+    assert linked.count() == 7 and set(linked.values_list("consolidated_into", flat=True)) == summaries
