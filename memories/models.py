@@ -148,9 +148,10 @@ class Episode(models.Model):
     # kept so a person can see that a text said more than was kept.
     facts_dropped = models.PositiveIntegerField(default=0)
     # Consolidation (memories/services/consolidate.py): an old, unimportant episode points at the
-    # summary episode that condensed it; it is kept, and still found. A summary itself has
-    # source CONSOLIDATION_SOURCE. Forgetting the summary unlinks its originals,
-    # which a later run may condense again. The FK's index serves "the originals of a summary".
+    # summary episode that condensed it; it is kept, and still found. A summary itself has source
+    # CONSOLIDATION_SOURCE. A summary goes when one of its originals is forgotten, and its other
+    # originals are unlinked (SET_NULL), to be condensed again. The FK's index serves "the
+    # originals of a summary".
     consolidated_into = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="consolidated_from"
     )
