@@ -110,6 +110,10 @@ class Turn(models.Model):
         return f"{self.session.external_id}:{self.external_id}"
 
 
+# Episode.source of a summary written by consolidation (memories/services/consolidate.py).
+CONSOLIDATION_SOURCE = "consolidation"
+
+
 class EpisodeStatus(models.TextChoices):
     PENDING = "pending"
     PROCESSING = "processing"
@@ -144,6 +148,14 @@ class Episode(models.Model):
     # Facts the model gave beyond MEMORYWEB_EXTRACT_MAX_FACTS in the last extraction, not stored:
     # kept so a person can see that a text said more than was kept.
     facts_dropped = models.PositiveIntegerField(default=0)
+    # Consolidation (memories/services/consolidate.py): an old, unimportant episode points at the
+    # summary episode that condensed it; it is kept, and still found. A summary itself has source
+    # CONSOLIDATION_SOURCE. A summary goes when one of its originals is forgotten, and its other
+    # originals are unlinked (SET_NULL), to be condensed again. The FK's index serves "the
+    # originals of a summary".
+    consolidated_into = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="consolidated_from"
+    )
 
     objects = ScopedQuerySet.as_manager()
 

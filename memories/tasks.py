@@ -9,6 +9,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from memoryweb.celery import app
 from memories.models import EntityMerge
 from memories.services.dedup import dedup_nightly
+from memories.services.consolidate import consolidate_scopes as consolidate_all
 from memories.services.extract import TransientExtractionError, episode_claim, episode_extract, episode_time_out
 from memories.services.merge import merge_fact_ids
 from retrieval.services import fact_documents_refresh
@@ -51,6 +52,16 @@ def extract_episode(self, episode_pk: int) -> str:
             return "failed"
         # After MAX_RETRIES this raises the error; the episode is failed with its reason already.
         raise self.retry(exc=exc, countdown=retry_countdown(self.request.retries)) from exc
+
+
+# Acknowledged when it starts (not late, as the others): a nightly run can outlast the broker's
+# visibility timeout, and a second copy handed out meanwhile would ask the model again for batches
+# the first is writing. A run lost with its worker is lost until the next night, which is harmless:
+# consolidation is idempotent and picks up where it stopped.
+@app.task(name="memories.consolidate_scopes", acks_late=False)
+def consolidate_scopes() -> dict:
+    """Celery beat's nightly consolidation of every scope (CELERY_BEAT_SCHEDULE, CONSOLIDATION_HOUR)."""
+    return consolidate_all()
 
 
 def _test_delay() -> None:

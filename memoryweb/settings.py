@@ -271,6 +271,26 @@ if DEDUP_HOUR_UTC >= 0:
         "schedule": crontab(hour=DEDUP_HOUR_UTC, minute=15),
         "options": {"expires": 3600.0},  # not started within the hour: tomorrow's run does it
     }
+# Consolidation (memories/services/consolidate.py): episodes that happened more than
+# CONSOLIDATION_AGE_DAYS ago with importance below CONSOLIDATION_IMPORTANCE_CAP (NULL: never) become
+# summary episodes, at most CONSOLIDATION_BATCH_SIZE originals each; Celery beat runs it over every
+# scope each night at CONSOLIDATION_HOUR (UTC) unless CONSOLIDATION_NIGHTLY is false.
+CONSOLIDATION_AGE_DAYS = env_int("CONSOLIDATION_AGE_DAYS", 90, minimum=1)
+CONSOLIDATION_IMPORTANCE_CAP = env_float("CONSOLIDATION_IMPORTANCE_CAP", 0.3)
+if not 0 < CONSOLIDATION_IMPORTANCE_CAP <= 1:
+    raise ImproperlyConfigured(f"CONSOLIDATION_IMPORTANCE_CAP must be above 0 and at most 1, not {CONSOLIDATION_IMPORTANCE_CAP}.")
+CONSOLIDATION_BATCH_SIZE = env_int("CONSOLIDATION_BATCH_SIZE", 50, minimum=3)
+CONSOLIDATION_NIGHTLY = env_bool("CONSOLIDATION_NIGHTLY", True)
+CONSOLIDATION_HOUR = env_int("CONSOLIDATION_HOUR", 3, minimum=0)
+if CONSOLIDATION_HOUR > 23:
+    raise ImproperlyConfigured(f"CONSOLIDATION_HOUR must be an hour from 0 to 23, not {CONSOLIDATION_HOUR}.")
+if CONSOLIDATION_NIGHTLY:
+    CELERY_BEAT_SCHEDULE["consolidate-scopes"] = {
+        "task": "memories.consolidate_scopes",
+        "schedule": crontab(minute=0, hour=CONSOLIDATION_HOUR),
+        # Not started within a day (no worker): skipped, the next night's run does the work.
+        "options": {"expires": 24 * 3600.0},
+    }
 # The limits reach the tasks as annotations (Celery sets them as task attributes), so the
 # ladder is written once, here.
 CELERY_TASK_ANNOTATIONS = {

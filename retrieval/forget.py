@@ -1,6 +1,7 @@
 """Forgetting an episode: what it said stops being stored anywhere, search index included.
 
-Erased, in one transaction: the episode and its turn; their search documents (the episode's,
+Erased, in one transaction: the episode and its turn, and the consolidation summary made from
+it (its other originals stay, unlinked); their search documents (the episode's,
 the turn's and the windows centred on it), postings and vectors; the facts only it supports,
 with theirs; its mentions; entities nothing else refers to any more, with their aliases and
 vectors. The windows of neighbouring turns are rebuilt without its text (their vectors are
@@ -114,6 +115,10 @@ def episodes_erase(
     and with them the facts `facts` and the entities `entities` whatever else supports them.
     Call inside a transaction holding `scope_lock_for_transaction` and the episodes' row locks.
     Adds to `counts`; returns the ids of the documents rewritten, to embed after the commit."""
+    # A consolidation summary (memories/services/consolidate.py) was written from these episodes'
+    # words, so it goes with them; its other originals are unlinked and condensed again later.
+    summary_ids = {e.consolidated_into_id for e in episodes if e.consolidated_into_id} - {e.pk for e in episodes}
+    episodes = episodes + list(Episode.objects.select_for_update().filter(pk__in=summary_ids).order_by("id"))
     episode_ids = [e.pk for e in episodes]
     turns = list(Turn.objects.filter(pk__in=[e.turn_id for e in episodes if e.turn_id]).order_by("id"))
     # Ingest appends to a session under this lock; we close the gaps the turns leave.

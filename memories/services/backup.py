@@ -35,7 +35,7 @@ from memories.services.vectors import ensure_model_index
 FORMAT = "memoryweb-scope-backup"
 VERSION = 1
 # The sections, in the order they appear: every reference points to an earlier section (or, for
-# merged_into and supersedes, to the same one), so a reader can resolve it when it gets there.
+# merged_into, supersedes and consolidated_into, to the same one), so a reader can resolve it when it gets there.
 KINDS = ("session", "turn", "episode", "entity", "alias", "fact", "support", "mention", "audit", "vector")
 _CHUNK = 2000
 _BATCH = 1000
@@ -118,13 +118,14 @@ def backup_records(scope: Scope, *, with_vectors: bool, model: str) -> Iterator[
                "occurred_at": _time(r["occurred_at"]), "created_at": _time(r["created_at"])}
     for r in _rows(Episode.objects.in_scope(scope), "public_id", "session__public_id", "turn__public_id", "text", "speaker",
                    "occurred_at", "ingested_at", "importance", "location", "source", "author__public_id", "status",
-                   "error", "attempts", "processed_at", "facts_dropped"):
+                   "error", "attempts", "processed_at", "facts_dropped", "consolidated_into__public_id"):
         yield {"kind": "episode", "id": str(r["public_id"]), "session": _uuid(r["session__public_id"]),
                "turn": _uuid(r["turn__public_id"]), "text": r["text"], "speaker": r["speaker"],
                "occurred_at": _time(r["occurred_at"]), "ingested_at": _time(r["ingested_at"]),
                "importance": r["importance"], "location": r["location"], "source": r["source"],
                "author": _uuid(r["author__public_id"]), "status": r["status"], "error": r["error"],
-               "attempts": r["attempts"], "processed_at": _time(r["processed_at"]), "facts_dropped": r["facts_dropped"]}
+               "attempts": r["attempts"], "processed_at": _time(r["processed_at"]), "facts_dropped": r["facts_dropped"],
+               "consolidated_into": _uuid(r["consolidated_into__public_id"])}
     for r in _rows(Entity.objects.in_scope(scope), "public_id", "name", "kind", "merged_into__public_id", "created_at"):
         yield {"kind": "entity", "id": str(r["public_id"]), "name": r["name"], "entity_kind": r["kind"],
                "merged_into": _uuid(r["merged_into__public_id"]), "created_at": _time(r["created_at"])}
@@ -281,8 +282,8 @@ class _Loader:
         self.pks: dict[str, dict[uuid.UUID, int]] = {kind: {} for kind in ("session", "turn", "episode", "entity", "fact", "audit")}
         self.renamed: dict[str, str] = {str(header["scope"].get("id")): str(scope.public_id)}
         self.users: dict[uuid.UUID, int | None] = {}
-        # Self-references (merged_into, supersedes) by kind: (own id, referenced id, line), linked in `finish`.
-        self.deferred: dict[str, list[tuple[uuid.UUID, uuid.UUID, int]]] = {"entity": [], "fact": []}
+        # Self-references (merged_into, supersedes, consolidated_into) by kind: (own id, referenced id, line), linked in `finish`.
+        self.deferred: dict[str, list[tuple[uuid.UUID, uuid.UUID, int]]] = {"entity": [], "fact": [], "episode": []}
         self.seen = dict.fromkeys(KINDS, 0)
         self.batch: list[tuple[int, object, uuid.UUID | None]] = []
         self.kind: str | None = None
@@ -372,6 +373,10 @@ class _Loader:
             attempts=line.number("attempts", whole=True), processed_at=line.time("processed_at", optional=True),
             facts_dropped=line.number("facts_dropped", whole=True),
         ), public_id))
+        # The summary that condensed it (memories/services/consolidate.py) comes later in the section.
+        consolidated_into = line.public_id("consolidated_into", optional=True)
+        if consolidated_into is not None:
+            self.deferred["episode"].append((public_id, consolidated_into, line.no))
 
     def _entity(self, line: _Line) -> None:
         public_id, name, kind = line.public_id("id"), line.text("name", blank=False), line.text("entity_kind", blank=False)
@@ -511,8 +516,9 @@ class _Loader:
                     f"The header promises {expected.get(kind, 0)} {kind} record(s) and the file holds {self.seen[kind]}:"
                     " it is truncated or was edited."
                 )
-        # merged_into and supersedes, which may point forwards within their section, linked last.
-        for kind, table, column in (("entity", "memories_entity", "merged_into_id"), ("fact", "memories_fact", "supersedes_id")):
+        # merged_into, supersedes and consolidated_into, which may point forwards within their section, linked last.
+        for kind, table, column in (("entity", "memories_entity", "merged_into_id"), ("fact", "memories_fact", "supersedes_id"),
+                                    ("episode", "memories_episode", "consolidated_into_id")):
             pairs = []
             for own, target, line_no in self.deferred[kind]:
                 pk = self.pks[kind].get(target)

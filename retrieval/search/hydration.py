@@ -4,12 +4,16 @@ and turn external ids."""
 
 from datetime import datetime
 
-from memories.models import Episode, Fact, FactStatus, Turn
+from memories.models import CONSOLIDATION_SOURCE, Episode, Fact, FactStatus, Turn
 from memories.normalize import normalize_name
 from retrieval.search.eligibility import fact_eligible, moment_eligible
 from retrieval.search.fusion import Key
 from retrieval.search.question import Question
 from retrieval.search.results import KINDS, RecallItem
+
+# How much a consolidation summary's importance lane is lifted (0.03 of the score at the default
+# weights): enough to put it above the originals it condensed when they match as well, not more.
+SUMMARY_PREFERENCE = 0.1
 
 
 def items_hydrate(q: Question, keys: list[Key]) -> dict[Key, RecallItem]:
@@ -41,10 +45,18 @@ def items_hydrate(q: Question, keys: list[Key]) -> dict[Key, RecallItem]:
         for e in episodes:
             if _other_speaker(q, e.speaker):
                 continue
-            loaded[("episode", e.pk)] = RecallItem(
+            item = RecallItem(
                 kind="episode", id=str(e.public_id), text=e.text, score=0.0, lanes={"_importance": e.importance},
                 occurred_at=e.occurred_at, speaker=e.speaker, pk=e.pk, source=_source(episode=e, session=e.session, turn=e.turn),
             )
+            # Consolidation (memories/services/consolidate.py): a summary ranks a little above the
+            # episodes it condensed (its importance lane lifted by SUMMARY_PREFERENCE), which stay found.
+            if e.source == CONSOLIDATION_SOURCE:
+                item.lanes["_importance"] = min(1.0, (e.importance or 0.0) + SUMMARY_PREFERENCE)
+                item.why.append("a summary of consolidated episodes")
+            elif e.consolidated_into_id:
+                item.why.append("condensed into a summary, kept")
+            loaded[("episode", e.pk)] = item
     if ids["turn"]:
         turns = Turn.objects.in_scope(q.scope).filter(moment_eligible(q), pk__in=ids["turn"]).select_related("session")
         episode_of = {
