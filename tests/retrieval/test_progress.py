@@ -1,5 +1,5 @@
 """Long CLI operations show a progress bar on a terminal's stderr, and nothing extra with --json or
-when stderr is a pipe: `reindex`, `eval locomo`, `bench ingest` (backup and restore: test_backup.py)."""
+when stderr is a pipe: `reindex`, `eval locomo`, `bench ingest`, `bench reindex` (backup and restore: test_backup.py)."""
 
 import fcntl
 import json
@@ -55,6 +55,7 @@ def commands(cast, tmp_path, django_capture_on_commit_callbacks):
         "reindex": (["reindex", "--scope", "alpha", "--model", "hash:128"], "reindex alpha"),
         "eval": (["eval", "locomo", "--dataset", str(dataset)], "eval locomo"),
         "bench ingest": (["bench", "ingest", "--turns", "12", "--episodes", "4", "--session-size", "4"], "bench ingest"),
+        "bench reindex": (["bench", "reindex", "--dataset", str(dataset), "--model", "hash:128"], "bench reindex"),
     }
 
 
@@ -89,14 +90,14 @@ def _run_with_stderr(monkeypatch, args: list[str], stream: str) -> str:
     return b"".join(chunks).decode(errors="replace")
 
 
-@pytest.mark.parametrize("name", ["reindex", "eval", "bench ingest"])
+@pytest.mark.parametrize("name", ["reindex", "eval", "bench ingest", "bench reindex"])
 def test_a_terminal_gets_a_progress_bar_on_stderr(commands, monkeypatch, capsys, name):
     args, label = commands[name]
     shown = _run_with_stderr(monkeypatch, args, "pty")
     assert label in shown and "100%" in shown, shown
 
 
-@pytest.mark.parametrize("name", ["reindex", "eval", "bench ingest"])
+@pytest.mark.parametrize("name", ["reindex", "eval", "bench ingest", "bench reindex"])
 @pytest.mark.parametrize("how", ["--json on a terminal", "a pipe"])
 def test_json_or_a_pipe_gets_nothing_extra(commands, monkeypatch, capsys, name, how):
     args, _ = commands[name]

@@ -113,7 +113,8 @@ class Command(MemorywebCommand):
             self.emit(options, data, (
                 f"{data['conversation']}: {data['turns']} turns, indexed with {data['from']} in {data['index_s_with_old_model']} s;"
                 f" reindexed to {data['model']} (loaded in {data['model_load_s']} s): {data['vectors']} vectors in"
-                f" {data['reindex_s']} s, {data['vectors_per_second']} vectors/s (the throwaway scope was deleted)"
+                f" {data['reindex_s']} s, {data['vectors_per_second']} vectors/s ({data['reindex_cpu_s']} s of this process's CPU,"
+                f" {data['vectors_per_cpu_second']} vectors per CPU second; the throwaway scope was deleted)"
             ))
             return
         from retrieval.bench_ingest import bench_ingest
