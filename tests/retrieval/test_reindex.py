@@ -199,8 +199,10 @@ def test_the_command_reindexes_only_the_scope_given_and_drops_its_old_vectors(me
     assert set(Embedding.objects.filter(scope=other).values_list("id", "model", "target_id")) == other_before
 
 
-def test_config_warns_while_vectors_and_the_configured_model_disagree(memory, settings, capsys):
+def test_config_warns_while_vectors_and_the_configured_model_disagree(memory, settings, capsys, embedded):
     settings.EMBEDDER = "local"
+    recall(scope=memory.scope_a, query=QUESTION, now=NOW)
+    assert _models_embedding(embedded, QUESTION) == {HASH}  # a new EMBEDDER moves no scope by itself
 
     def config():
         capsys.readouterr()
@@ -215,6 +217,9 @@ def test_config_warns_while_vectors_and_the_configured_model_disagree(memory, se
     assert len(warnings) == 1 and "scope alpha-two" in warnings[0] and "--scope alpha-two" in warnings[0]
     call_command("reindex", "--as", "owner", "--model", "local", "--json")  # every scope the CLI user may write
     assert config() == []
+    embedded.clear()
+    recall(scope=memory.scope_a2, query=QUESTION, now=NOW)
+    assert _models_embedding(embedded, QUESTION) == {LOCAL}
 
 
 def test_unknown_models_and_outsiders_are_refused_with_nothing_written(memory):
