@@ -60,10 +60,12 @@ def commands(cast, tmp_path, django_capture_on_commit_callbacks):
 
 
 def _run_with_stderr(monkeypatch, args: list[str], stream: str) -> str:
-    """Run the command with stderr on a pseudo-terminal or a pipe; return what reached it."""
-    if stream == "pty":
+    """Run the command with stderr on a pseudo-terminal (sized 100×24, or unsized) or a pipe;
+    return what reached it."""
+    if stream.startswith("pty"):
         reader, writer = pty.openpty()
-        fcntl.ioctl(writer, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+        if stream == "pty":
+            fcntl.ioctl(writer, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
     else:
         reader, writer = os.pipe()
     chunks: list[bytes] = []
@@ -104,3 +106,9 @@ def test_json_or_a_pipe_gets_nothing_extra(commands, monkeypatch, capsys, name, 
     shown = _run_with_stderr(monkeypatch, [*args, "--json"] if how.startswith("--json") else args,
                              "pty" if how.startswith("--json") else "pipe")
     assert shown == ""
+
+
+def test_a_terminal_that_reports_no_size_still_gets_the_bar(commands, monkeypatch, capsys):
+    args, label = commands["reindex"]
+    shown = _run_with_stderr(monkeypatch, args, "pty unsized")
+    assert label in shown and "100%" in shown, shown
