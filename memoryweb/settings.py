@@ -314,6 +314,9 @@ LLM_MAX_ATTEMPTS = env_int("LLM_MAX_ATTEMPTS", 3, minimum=1)
 MEMORYWEB_EXTRACT_MAX_FACTS = env_int("MEMORYWEB_EXTRACT_MAX_FACTS", 50, minimum=1)
 EMBEDDER = env_choice("EMBEDDER", "local", {"local", "hash", "ollama", "openai"})
 EMBEDDING_MODEL = env_str("EMBEDDING_MODEL")  # empty: the embedder's default
+# `memoryweb reindex`: vectors embedded and committed per batch (an interrupted run keeps every
+# batch it committed; the scope's indexing lock is taken per batch, so indexers go on between them).
+MEMORYWEB_REINDEX_BATCH = env_int("MEMORYWEB_REINDEX_BATCH", 256, minimum=1)
 
 # Retrieval (retrieval/): candidates per list = FRACTION of the scope's documents, clamped to
 # MIN..MAX; reciprocal rank fusion constant; BM25 parameters; recency half-life and the

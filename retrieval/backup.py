@@ -29,7 +29,7 @@ from accounts.audit import audit_record
 from accounts.models import Team
 from accounts.permissions import Access, Principal, can, require
 from memoryweb.errors import Conflict, Forbidden, InvalidInput, NotFound
-from memoryweb.providers.embedders import Embedder, get_embedder
+from memoryweb.providers.embedders import Embedder, configured_embedder_name, get_embedder
 from memoryweb.queue import enqueue
 from memories.models import Embedding, EmbeddingTarget, Entity, Scope
 from memories.scopes import scope_create, scopes_for
@@ -38,6 +38,7 @@ from memories.services.backup import (
     header_check, scope_is_empty, text_digest, vector_decode, vector_encode,
 )
 from memories.services.vectors import embed_and_store
+from retrieval.embedder import scope_model
 from retrieval.indexing import index_pending, scope_lock_for_transaction
 
 logger = logging.getLogger("memoryweb.backup")
@@ -104,7 +105,7 @@ def scope_backup(
     arriving meanwhile do not break the counts in the header; the tables are read in chunks."""
     _require_admin(principal, scope, "back up")
     started = time.perf_counter()
-    model = get_embedder().name
+    model = scope_model(scope) or configured_embedder_name()  # the model its vectors are on (a reindex may have moved it)
     created_at = timezone.now()
     sink = _CountingWriter(out)
     with transaction.atomic():

@@ -15,6 +15,7 @@ Model loading is timed apart (it happens once per process).
 import random
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -22,6 +23,7 @@ from django.db import transaction
 from django.test.utils import override_settings
 
 from accounts.permissions import Principal
+from memoryweb.progress import no_progress
 from memoryweb.providers.embedders import get_embedder
 from memories.models import Episode, EpisodeStatus, Fact, Scope
 from memories.scopes import scope_create
@@ -107,7 +109,11 @@ def synthetic_question(rng: random.Random) -> str:
     )
 
 
-def bench_ingest(*, principal: Principal, turns: int = 1000, episodes: int = 200, session_size: int = 50) -> IngestBenchResult:
+def bench_ingest(
+    *, principal: Principal, turns: int = 1000, episodes: int = 200, session_size: int = 50, progress: Callable[..., None] | None = None,
+) -> IngestBenchResult:
+    """`progress(done, total, stage)` (memoryweb/progress.py) hears of each session, the index and each episode."""
+    progress = progress or no_progress
     scope = scope_create(principal=principal, slug=f"bench-{uuid.uuid4().hex[:10]}", name="throwaway benchmark scope")
     try:
         started = time.perf_counter()
@@ -117,20 +123,24 @@ def bench_ingest(*, principal: Principal, turns: int = 1000, episodes: int = 200
 
         sessions = synthetic_sessions(turns=turns, session_size=session_size)
         started = time.perf_counter()
-        for session_id, messages in sessions:
+        for number, (session_id, messages) in enumerate(sessions, start=1):
             ingest_session(scope=scope, session_id=session_id, messages=messages, actor=principal, source="bench", enqueue=False)
+            progress(number, len(sessions), "ingest sessions")
         turn_seconds = time.perf_counter() - started
+        progress(0, turns, "index turns")
         started = time.perf_counter()
         index_pending(scope=scope)
         index_seconds = time.perf_counter() - started
+        progress(turns, turns, "index turns")
 
         pending = list(Episode.objects.in_scope(scope).order_by("occurred_at", "id").values_list("pk", flat=True)[:episodes])
         with override_settings(LLM_PROVIDER="offline"):
             started = time.perf_counter()
-            for pk in pending:
+            for number, pk in enumerate(pending, start=1):
                 # What the extraction task does in-process: claim, then extract (no retries here).
                 if episode_claim(episode_pk=pk, claim_id="bench"):
                     episode_extract(episode_pk=pk)
+                progress(number, len(pending), "extract episodes")
             episode_seconds = time.perf_counter() - started
         failed = Episode.objects.in_scope(scope).filter(pk__in=pending, status=EpisodeStatus.FAILED).count()
         facts = Fact.objects.in_scope(scope).count()

@@ -16,10 +16,10 @@ searches everything. Without an LLM only retrieval is measured.
 
 import json
 import re
-import sys
 import time
 import uuid
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -28,6 +28,7 @@ from django.db import connection, transaction
 
 from accounts.models import Team
 from memoryweb.errors import InvalidInput
+from memoryweb.progress import no_progress
 from memories.models import Scope
 from retrieval.indexing import index_pending
 from retrieval.search import recall_evidence
@@ -158,36 +159,19 @@ def score_question(gold: list[str], retrieved: list[str]) -> tuple[float, bool]:
     return found / len(gold), found > 0
 
 
-class Progress:
-    """One rewritten status line on a terminal; silent otherwise."""
-
-    def __init__(self, stream=None):
-        self.stream = stream or sys.stderr
-        self.enabled = hasattr(self.stream, "isatty") and self.stream.isatty()
-
-    def show(self, text: str) -> None:
-        if self.enabled:
-            self.stream.write("\r\033[K" + text)
-            self.stream.flush()
-
-    def done(self) -> None:
-        if self.enabled:
-            self.stream.write("\r\033[K")
-            self.stream.flush()
-
-
 def run_locomo(
     *, dataset: str | Path, team: Team, conversations: list[str] | None = None, k: int = 10, mode: str = "turns",
-    out: str | Path | None = None, progress: Progress | None = None,
+    out: str | Path | None = None, progress: Callable[..., None] | None = None,
 ) -> dict:
-    """Ingest, ask, score. Returns the report (see module doc); writes per-question JSONL to `out`."""
+    """Ingest, ask, score. Returns the report (see module doc); writes per-question JSONL to `out`.
+    `progress(done, total, stage)` (memoryweb/progress.py) hears of each session, index and question."""
     from memories.services.ingest import ingest_session
 
     if mode not in MODES:
         raise InvalidInput(f"mode must be one of {', '.join(MODES)}.")
     if k < 1:
         raise InvalidInput("k must be at least 1.")
-    progress = progress or Progress()
+    progress = progress or no_progress
     convs = load_locomo(dataset, only=conversations)
     records: list[dict] = []
     defects: Counter = Counter()
@@ -197,15 +181,17 @@ def run_locomo(
         for number, conv in enumerate(convs, start=1):
             defects.update(conv.defects)
             scope = Scope.objects.create(team=team, slug=f"eval-{conv.sample_id}-{uuid.uuid4().hex[:8]}"[:63], name=f"LOCOMO {conv.sample_id}")
+            where = f"{conv.sample_id} ({number}/{len(convs)})"
             try:
                 started = time.perf_counter()
                 for index, (session_id, _, messages) in enumerate(conv.sessions, start=1):
-                    progress.show(f"{conv.sample_id} ({number}/{len(convs)}): ingesting session {index}/{len(conv.sessions)}")
                     ingest_session(scope=scope, session_id=session_id, messages=messages, actor=None, source="locomo",
                                    enqueue=mode != "turns")
+                    progress(index, len(conv.sessions), f"{where} ingest sessions")
                 ingested = time.perf_counter()
-                progress.show(f"{conv.sample_id} ({number}/{len(convs)}): indexing {conv.turn_count} turns")
+                progress(0, conv.turn_count, f"{where} index turns")
                 index_pending(scope=scope)
+                progress(conv.turn_count, conv.turn_count, f"{where} index turns")
                 indexed = time.perf_counter()
                 now = conv.sessions[-1][1] + timedelta(days=1)
                 asked = 0
@@ -222,8 +208,7 @@ def run_locomo(
                     if out_file:
                         out_file.write(json.dumps(record) + "\n")
                     asked += 1
-                    rate = asked / max(time.perf_counter() - indexed, 1e-9)
-                    progress.show(f"{conv.sample_id} ({number}/{len(convs)}): question {asked}/{len(conv.questions)} ({rate:.1f}/s)")
+                    progress(asked, len(conv.questions), f"{where} questions")
                 finished = time.perf_counter()
                 timings[conv.sample_id] = {
                     "ingest_s": round(ingested - started, 2), "index_s": round(indexed - ingested, 2),
@@ -234,7 +219,6 @@ def run_locomo(
     finally:
         if out_file:
             out_file.close()
-        progress.done()
     report = summarise(records, k=k, mode=mode)
     report["defects"] = dict(defects)
     report["timings"] = timings

@@ -6,7 +6,9 @@ periodic task (`retrieval.heal`, Celery beat) and `memoryweb heal` may run it an
 - entity vectors (used by entity resolution) that are missing for the embedding model in force
   are computed: an extraction stores them after its commit, and a failure there is only logged;
 - a scope whose search index is behind its rows (a lost `retrieval.index_scope` message, a run
-  that failed after its retries, a new embedding model) gets `retrieval.index_scope` queued.
+  that failed after its retries) gets `retrieval.index_scope` queued. Behind means behind for the
+  model its vectors are on (`retrieval/embedder.py`): a new EMBEDDER moves a scope only through
+  `memoryweb reindex`.
 
 It lives here, above memories, because telling whether a scope's index is behind means reading
 retrieval's own tables; memories alone could only queue every recently changed scope, on every
@@ -22,6 +24,7 @@ from memoryweb.queue import enqueue
 from memories.models import Embedding, EmbeddingTarget, Entity, Scope
 from memories.services.heal import HEAL_BATCH, episodes_heal
 from memories.services.vectors import embed_and_store
+from retrieval.embedder import scope_model
 from retrieval.indexing import index_behind
 
 
@@ -45,21 +48,21 @@ def heal(*, scope: Scope | None = None) -> HealReport:
     left behind)."""
     report = HealReport(**episodes_heal(scope=scope))
     embedder = get_embedder()
-    report.entity_vectors = _entity_vectors_backfill(scope=scope, embedder=embedder)
+    report.entity_vectors = entity_vectors_backfill(scope=scope, embedder=embedder)
     scopes = [scope] if scope is not None else Scope.objects.order_by("id")
     for each in scopes:
-        if index_behind(scope=each, model=embedder.name):
+        if index_behind(scope=each, model=scope_model(each) or embedder.name):
             enqueue("retrieval.index_scope", each.pk)
             report.search_indexes += 1
     return report
 
 
-def _entity_vectors_backfill(*, scope: Scope | None, embedder) -> int:
-    """Vectors for entities that have none for the model in force (at most HEAL_BATCH a run):
+def entity_vectors_backfill(*, scope: Scope | None, embedder, limit: int = HEAL_BATCH) -> int:
+    """Vectors for entities that have none for the embedder's model (at most `limit` a call):
     an index-backed anti-join on the embedding's unique (target_type, target_id, model)."""
     has_vector = Embedding.objects.filter(target_type=EmbeddingTarget.ENTITY, target_id=OuterRef("pk"), model=embedder.name)
     entities = Entity.objects.all() if scope is None else Entity.objects.in_scope(scope)
-    missing = list(entities.filter(~Exists(has_vector)).order_by("scope_id", "id").values_list("scope_id", "id", "name")[:HEAL_BATCH])
+    missing = list(entities.filter(~Exists(has_vector)).order_by("scope_id", "id").values_list("scope_id", "id", "name")[:limit])
     by_scope: dict[int, list[tuple[int, str]]] = {}
     for scope_id, pk, name in missing:
         by_scope.setdefault(scope_id, []).append((pk, name))

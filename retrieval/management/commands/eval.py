@@ -1,6 +1,7 @@
 from accounts.services import personal_team_ensure
 from memoryweb.management.base import MemorywebCommand
-from retrieval.eval import MODES, Progress, format_report, run_locomo
+from memoryweb.progress import progress_bar
+from retrieval.eval import MODES, format_report, run_locomo
 
 
 class Command(MemorywebCommand):
@@ -17,9 +18,10 @@ class Command(MemorywebCommand):
 
     def handle(self, *args, **options):
         principal = self.principal(options)
-        report = run_locomo(
-            dataset=options["dataset"], team=personal_team_ensure(user=principal.user),
-            conversations=[c.strip() for c in options["conversations"].split(",") if c.strip()] or None,
-            k=options["k"], mode=options["mode"], out=options.get("out"), progress=Progress(),
-        )
+        with progress_bar(label="eval locomo", quiet=options["json"], unit="") as progress:
+            report = run_locomo(
+                dataset=options["dataset"], team=personal_team_ensure(user=principal.user),
+                conversations=[c.strip() for c in options["conversations"].split(",") if c.strip()] or None,
+                k=options["k"], mode=options["mode"], out=options.get("out"), progress=progress,
+            )
         self.emit(options, report, format_report(report))
