@@ -13,7 +13,7 @@ import sys
 # Known commands by group, in the order shown; any other memoryweb command is listed under "other".
 # Names that are not installed (yet) are skipped, so the list always matches what runs.
 COMMAND_GROUPS = {
-    "memory": ["store", "facts", "retry", "merge", "recall", "query", "chat", "forget", "erase", "history"],
+    "memory": ["store", "ingest", "facts", "retry", "merge", "recall", "query", "chat", "forget", "erase", "history"],
     "admin": ["user", "team", "token", "scope", "log", "config", "serve", "mcp"],
     "operations": ["bench", "eval", "heal", "migrate", "backup", "restore", "dedup", "consolidate", "reindex"],
 }

@@ -1,5 +1,5 @@
 """Long CLI operations show a progress bar on a terminal's stderr, and nothing extra with --json or
-when stderr is a pipe: `reindex`, `eval locomo`, `bench ingest`, `bench reindex` (backup and restore: test_backup.py)."""
+when stderr is a pipe: `ingest`, `reindex`, `eval locomo`, `bench ingest`, `bench reindex` (backup and restore: test_backup.py)."""
 
 import fcntl
 import json
@@ -51,7 +51,10 @@ def commands(cast, tmp_path, django_capture_on_commit_callbacks):
     index_pending(scope=cast.scope_a, full=True)
     dataset = tmp_path / "tiny.json"
     dataset.write_text(json.dumps(LOCOMO))
+    sessions = tmp_path / "sessions.jsonl"
+    sessions.write_text(json.dumps({"session_id": "s1", "messages": [{"id": "1", "speaker": "ada", "text": "I like tea"}]}) + "\n")
     return {
+        "ingest": (["ingest", str(sessions), "--scope", "alpha"], "ingest alpha"),
         "reindex": (["reindex", "--scope", "alpha", "--model", "hash:128"], "reindex alpha"),
         "eval": (["eval", "locomo", "--dataset", str(dataset)], "eval locomo"),
         "bench ingest": (["bench", "ingest", "--turns", "12", "--episodes", "4", "--session-size", "4"], "bench ingest"),
@@ -92,14 +95,14 @@ def _run_with_stderr(monkeypatch, args: list[str], stream: str) -> str:
     return b"".join(chunks).decode(errors="replace")
 
 
-@pytest.mark.parametrize("name", ["reindex", "eval", "bench ingest", "bench reindex"])
+@pytest.mark.parametrize("name", ["ingest", "reindex", "eval", "bench ingest", "bench reindex"])
 def test_a_terminal_gets_a_progress_bar_on_stderr(commands, monkeypatch, capsys, name):
     args, label = commands[name]
     shown = _run_with_stderr(monkeypatch, args, "pty")
     assert label in shown and "100%" in shown, shown
 
 
-@pytest.mark.parametrize("name", ["reindex", "eval", "bench ingest", "bench reindex"])
+@pytest.mark.parametrize("name", ["ingest", "reindex", "eval", "bench ingest", "bench reindex"])
 @pytest.mark.parametrize("how", ["--json on a terminal", "a pipe"])
 def test_json_or_a_pipe_gets_nothing_extra(commands, monkeypatch, capsys, name, how):
     args, _ = commands[name]
