@@ -36,6 +36,7 @@ from tests.integration.workers import (
 pytestmark = [pytest.mark.redis, pytest.mark.slow, pytest.mark.django_db]
 
 EPISODES = 240
+SESSION_TURNS = 10
 # Names and places no fuzzy match takes for one another.
 SPEAKERS = ["Ada", "Bruno", "Chiara", "Dmitri", "Elena", "Farid", "Greta", "Hiroshi", "Ines", "Jonas", "Kofi", "Lena",
             "Mateo", "Nadia", "Omar", "Priya", "Quentin", "Rosa", "Sven", "Tariq", "Umberto", "Viktor", "Wen", "Yara"]
@@ -46,7 +47,7 @@ CITIES = ["Lisbon", "Porto", "Berlin", "Paris", "Madrid", "Rome", "Vienna", "Pra
 # settings refuse a visibility timeout not above the stale-claim window and the time limits (the
 # solo pool does not enforce time limits: no extraction here is cut short on a loaded machine).
 FLEET_ENV = {
-    "LLM_PROVIDER": "offline", "EMBEDDER": "hash", "CELERY_VISIBILITY_TIMEOUT": "6", "CELERY_UNACKED_RESTORE_SECONDS": "1",
+    "LLM_PROVIDER": "offline", "EMBEDDER": "hash", "DB_CONN_MAX_AGE": "60", "CELERY_VISIBILITY_TIMEOUT": "6", "CELERY_UNACKED_RESTORE_SECONDS": "1",
     "MEMORYWEB_EXTRACT_STALE_SECONDS": "5", "MEMORYWEB_EXTRACT_SOFT_TIME_LIMIT": "3", "MEMORYWEB_EXTRACT_TIME_LIMIT": "4",
     "MEMORYWEB_INDEX_SOFT_TIME_LIMIT": "3", "MEMORYWEB_INDEX_TIME_LIMIT": "4",
 }
@@ -85,10 +86,14 @@ def fleet(django_db_setup, django_db_blocker, redis_url, tmp_path_factory):
     env = {**worker_env(redis_url, database, **FLEET_ENV), **WEB_ENV}
     workers = {name: start_worker(redis_url, database_name=database, hostname=f"{name}@%h", **FLEET_ENV) for name in ("w1", "w2")}
     try:
-        with ExitStack() as stack:  # the workers start meanwhile
-            urls = [stack.enter_context(live_server(env, tmp_path_factory.mktemp(f"web{n}"))) for n in (1, 2)]
+        with ExitStack() as stack, ThreadPoolExecutor(2) as pool:  # both, while the workers start
+            import time; t0 = time.monotonic()
+            log_dirs = [tmp_path_factory.mktemp(f"web{n}") for n in (1, 2)]
+            urls = list(pool.map(lambda log_dir: stack.enter_context(live_server(env, log_dir)), log_dirs))
+            t1 = time.monotonic()
             for proc in workers.values():
                 wait_until_ready(proc, timeout=START_TIMEOUT)
+            print(f"TIMING webs {t1-t0:.1f} workers {time.monotonic()-t0:.1f}")
             yield Fleet(redis_url, database, scope.pk, token, urls, workers)
     finally:
         for proc in workers.values():
@@ -136,10 +141,12 @@ def test_beat_sends_the_periodic_tasks_through_redis(redis_url, tmp_path):
 
 def test_two_web_processes_and_two_workers_process_every_episode_exactly_once(fleet):
     import time; t0 = time.monotonic()
-    sent = _send(fleet, [_move(n) for n in range(EPISODES)])
+    sent = _send(fleet, 0, EPISODES)
     t1 = time.monotonic()
     _wait_until_idle(fleet, sent)
     print(f"TIMING send {t1-t0:.1f} drain {time.monotonic()-t1:.1f}")
+    for name, proc in fleet.workers.items():
+        open(f"/tmp/fleet-{name}.log", "w").write(worker_log(proc))
 
     episodes = list(Episode.objects.filter(public_id__in=sent).values_list("pk", "status", "attempts", "error"))
     assert len(episodes) == EPISODES
@@ -163,7 +170,7 @@ def test_a_worker_killed_while_it_holds_an_episode_leaves_it_to_the_other(fleet)
     survivor = fleet.workers["w1"]
     os.killpg(survivor.pid, signal.SIGSTOP)
     try:
-        sent = _send(fleet, [_move(EPISODES + n) for n in range(12)])
+        sent = _send(fleet, EPISODES, 12)
         held = wait_for(lambda: Episode.objects.filter(public_id__in=sent, status=EpisodeStatus.PROCESSING).first(), timeout=60)
     finally:
         os.killpg(survivor.pid, signal.SIGCONT)
@@ -182,26 +189,35 @@ def test_a_worker_killed_while_it_holds_an_episode_leaves_it_to_the_other(fleet)
 
 def _move(n: int) -> dict:
     """Episode n: a speaker moves to a city, a week after their previous move (sometimes back to one they left)."""
-    return {"text": f"I moved to {CITIES[n * 7 % len(CITIES)]}", "speaker": SPEAKERS[n % len(SPEAKERS)],
+    return {"id": f"m{n}", "text": f"I moved to {CITIES[n * 7 % len(CITIES)]}", "speaker": SPEAKERS[n % len(SPEAKERS)],
             "occurred_at": (date(2020, 1, 1) + timedelta(weeks=n // len(SPEAKERS))).isoformat()}
 
 
-def _send(fleet: Fleet, bodies: list[dict]) -> list[str]:
-    """POST /api/v1/scopes/fleet/remember for each body, alternating between the web processes,
-    eight at a time; the episodes' public ids."""
+def _send(fleet: Fleet, first: int, count: int) -> list[str]:
+    """Episodes first … first+count-1 through the web processes in turn, eight requests at a time:
+    the first half one `POST /api/v1/scopes/fleet/remember` each, the rest as conversations of
+    SESSION_TURNS turns (`POST …/sessions`, one episode per turn). Their public ids."""
+    remembered = count // 2
+    requests = [[_move(n)] for n in range(first, first + remembered)]
+    requests += [[_move(n) for n in range(start, min(start + SESSION_TURNS, first + count))]
+                 for start in range(first + remembered, first + count, SESSION_TURNS)]
     clients = [MemoryWebClient(url, fleet.token, timeout=60) for url in fleet.urls]
     try:
-        def remember(numbered):
-            n, body = numbered
-            stored = clients[n % len(clients)].remember("fleet", body["text"], speaker=body["speaker"], occurred_at=body["occurred_at"])
-            return stored.episodes[0].episode_id
+        def send(numbered):
+            n, moves = numbered
+            client = clients[n % len(clients)]
+            if n < remembered:
+                stored = client.remember("fleet", moves[0]["text"], speaker=moves[0]["speaker"], occurred_at=moves[0]["occurred_at"])
+            else:
+                stored = client.ingest_session("fleet", f"conversation-{moves[0]['id']}", moves)
+            return [e.episode_id for e in stored.episodes]
 
         with ThreadPoolExecutor(8) as pool:
-            ids = list(pool.map(remember, enumerate(bodies)))
+            ids = [i for stored in pool.map(send, enumerate(requests)) for i in stored]
     finally:
         for client in clients:
             client.close()
-    assert len(set(ids)) == len(bodies)
+    assert len(set(ids)) == count
     return ids
 
 
@@ -242,17 +258,20 @@ def _assert_extracted_and_indexed_once(fleet: Fleet, episode_pks: list[int]) -> 
         latest[speaker] = text.removeprefix("I moved to ")
     active = Fact.objects.in_scope(scope).filter(attribute="lives_in", status=FactStatus.ACTIVE).values_list("subject__name", "value")
     assert sorted(active) == sorted(latest.items())
-    # Indexed once: one search document per episode and per fact, each with one vector of the model.
-    episode_docs = Counter(SearchDocument.objects.in_scope(scope).filter(collection=Collection.EPISODE).values_list("target_id", flat=True))
-    assert episode_docs == {pk: 1 for pk in episode_pks}
-    fact_ids = set(Fact.objects.in_scope(scope).values_list("pk", flat=True))
-    fact_docs = Counter(SearchDocument.objects.in_scope(scope).filter(collection=Collection.FACT).values_list("target_id", flat=True))
-    assert fact_docs == {pk: 1 for pk in fact_ids}
-    for collection in (Collection.EPISODE, Collection.FACT):
-        doc_ids = set(SearchDocument.objects.in_scope(scope).filter(collection=collection).values_list("pk", flat=True))
+    # Indexed once: one search document per free-standing episode, per turn and turn window, and per
+    # fact, each with one vector of the model.
+    docs = SearchDocument.objects.in_scope(scope)
+    turns = dict(Episode.objects.filter(pk__in=episode_pks, turn__isnull=False).values_list("pk", "turn_id"))
+    expected = {Collection.EPISODE: [pk for pk in episode_pks if pk not in turns],
+                Collection.FACT: list(Fact.objects.in_scope(scope).values_list("pk", flat=True))}
+    expected |= {collection: list(turns.values()) for collection in (Collection.TURN, Collection.TURN_W1, Collection.TURN_W2)}
+    assert all(expected.values())
+    for collection, target_ids in expected.items():
+        found = Counter(docs.filter(collection=collection).values_list("target_id", flat=True))
+        assert found == {pk: 1 for pk in target_ids}, collection
         vectors = Counter(Embedding.objects.filter(scope=scope, model=model, target_type=vector_target(collection))
                           .values_list("target_id", flat=True))
-        assert vectors == {pk: 1 for pk in doc_ids}
+        assert vectors == {pk: 1 for pk in docs.filter(collection=collection).values_list("pk", flat=True)}, collection
     entity_vectors = Counter(Embedding.objects.filter(scope=scope, model=model, target_type=EmbeddingTarget.ENTITY)
                              .values_list("target_id", flat=True))
     assert max(entity_vectors.values()) == 1
