@@ -25,12 +25,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.core.cache import cache
 from django.db import connection, transaction
 from django.utils import timezone
 
 from memoryweb.providers.embedders import Embedder, get_embedder
 from memories.models import Episode, Fact, Scope, Turn
+from memories.services.indexing import index_run_starting
 from memories.services.vectors import embed_and_store
 from retrieval.documents import WINDOW_RADII, fact_document, turn_document, window_document
 from retrieval.models import Collection, IndexState, SearchDocument
@@ -604,29 +604,12 @@ def windows_around(*, scope: Scope, session_id: int, position: int) -> list[DocS
     return specs
 
 
-# The index task's runs of one scope, coalesced: at most one waits for the scope's lock (it says so
-# in the cache, Redis in a fleet, for INDEX_WAITER_SECONDS at most). A run that finds another
-# waiting returns at once: the waiter's sweep starts after it, so after the rows that queued this
-# run were committed. A burst of ingests into one scope then costs a few sweeps, not two per
-# episode. A waiter that died is forgotten after INDEX_WAITER_SECONDS (runs skipped meanwhile are
-# caught up by the next one, healing, or recall's catch-up); a waiter outwaited by a long run only
-# lets a second waiter in, which is safe.
-INDEX_WAITER_SECONDS = 60
 
-
-def index_queued(*, scope: Scope, run_id: str) -> int | None:
-    """`index_pending(full=True)` for the task `retrieval.index_scope` (run `run_id`), unless a run
-    already waits for this scope's lock (None: nothing to do here)."""
-    key = f"memoryweb:index-waiter:{scope.pk}"
-    if not cache.add(key, run_id, INDEX_WAITER_SECONDS) and cache.get(key) != run_id:
-        return None
-    try:
-        embedder = get_embedder()
-        state, _ = IndexState.objects.get_or_create(scope=scope)
-        with _scope_lock(scope):
-            cache.delete(key)  # the sweep starts now: a run queued from here on must wait its own turn
-            return _index_locked(scope=scope, state=state, full=True, embedder=embedder)
-    except BaseException:
-        if cache.get(key) == run_id:  # failed before its sweep: let the next run wait instead
-            cache.delete(key)
-        raise
+def index_queued(*, scope: Scope) -> int:
+    """`index_pending(full=True)` for the task `retrieval.index_scope` on a worker: once it holds
+    the scope's lock it clears the scope's "a run is queued" mark (`queue_index`), then sweeps."""
+    embedder = get_embedder()
+    state, _ = IndexState.objects.get_or_create(scope=scope)
+    with _scope_lock(scope):
+        index_run_starting(scope)
+        return _index_locked(scope=scope, state=state, full=True, embedder=embedder)

@@ -1,6 +1,7 @@
-"""The index task's runs of one scope coalesce: a run that finds another waiting for the scope's
-lock returns without indexing (the waiter sweeps after it); otherwise it indexes, and is no
-longer the waiter once its sweep starts."""
+"""With a broker, index runs of one scope coalesce: while a run is queued and has not started its
+sweep (the scope's mark in the cache), a change queues no other; the run clears the mark once it
+holds the scope's lock, and the next change queues a run again. (Tasks run in-process in the test,
+so a queued run is seen by what it indexed.)"""
 
 from datetime import UTC, datetime
 
@@ -8,6 +9,7 @@ import pytest
 from django.core.cache import cache
 
 from memories.models import Episode
+from memories.services.indexing import queue_index
 from retrieval.indexing import index_queued
 from retrieval.models import SearchDocument
 
@@ -15,8 +17,9 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def waiter_key(cast):
-    key = f"memoryweb:index-waiter:{cast.scope_a.pk}"
+def broker(settings, cast):
+    settings.REDIS_URL = "redis://127.0.0.1:6379/0"  # only the branch taken: the test's tasks still run in-process
+    key = f"memoryweb:index-queued:{cast.scope_a.pk}"
     cache.delete(key)
     yield key
     cache.delete(key)
@@ -26,19 +29,33 @@ def _episode(scope, text):
     return Episode.objects.create(scope=scope, text=text, speaker="ada", occurred_at=datetime(2025, 1, 1, tzinfo=UTC))
 
 
-def test_a_run_queued_while_another_waits_returns_without_indexing(cast, waiter_key):
-    _episode(cast.scope_a, "I moved to Lisbon")
-    cache.set(waiter_key, "the-waiting-run", 60)
-    assert index_queued(scope=cast.scope_a, run_id="a-later-run") is None
-    assert not SearchDocument.objects.in_scope(cast.scope_a).exists()
-    # The waiter itself (or its redelivered message, which carries its id) does sweep.
-    assert index_queued(scope=cast.scope_a, run_id="the-waiting-run") == 1
-    assert cache.get(waiter_key) is None
+def _indexed(scope) -> set[int]:
+    return set(SearchDocument.objects.in_scope(scope).values_list("target_id", flat=True))
 
 
-def test_with_no_waiter_a_run_indexes_and_leaves_no_waiter_behind(cast, waiter_key):
-    episode = _episode(cast.scope_a, "I moved to Lisbon")
-    assert index_queued(scope=cast.scope_a, run_id="run-1") == 1
-    assert cache.get(waiter_key) is None
-    assert list(SearchDocument.objects.in_scope(cast.scope_a).values_list("target_id", flat=True)) == [episode.pk]
-    assert index_queued(scope=cast.scope_a, run_id="run-2") == 0  # nothing left to index
+def test_a_change_while_a_run_is_queued_queues_no_other_and_the_run_covers_it(cast, broker, django_capture_on_commit_callbacks):
+    scope = cast.scope_a
+    first = _episode(scope, "I moved to Lisbon")
+    with django_capture_on_commit_callbacks(execute=True):
+        queue_index(scope)  # queued (here: run at once) and marked
+    assert _indexed(scope) == {first.pk} and cache.get(broker) is not None
+
+    second = _episode(scope, "I moved to Porto")
+    with django_capture_on_commit_callbacks(execute=True):
+        queue_index(scope)  # a run is marked queued: no other
+    assert _indexed(scope) == {first.pk}
+
+    assert index_queued(scope=scope) == 1  # the queued run, on a worker: clears the mark, then sweeps
+    assert _indexed(scope) == {first.pk, second.pk} and cache.get(broker) is None
+
+    third = _episode(scope, "I moved to Berlin")
+    with django_capture_on_commit_callbacks(execute=True):
+        queue_index(scope)  # no run queued any more: this change queues one
+    assert _indexed(scope) == {first.pk, second.pk, third.pk}
+
+
+def test_the_mark_is_set_only_after_the_commit(cast, broker, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        queue_index(cast.scope_a)
+        assert cache.get(broker) is None  # a sweep starting now could miss the rows being committed
+    assert len(callbacks) == 1
