@@ -47,7 +47,8 @@ CITIES = ["Lisbon", "Porto", "Berlin", "Paris", "Madrid", "Rome", "Vienna", "Pra
 # settings refuse a visibility timeout not above the stale-claim window and the time limits (the
 # solo pool does not enforce time limits: no extraction here is cut short on a loaded machine).
 FLEET_ENV = {
-    "LLM_PROVIDER": "offline", "EMBEDDER": "hash", "DB_CONN_MAX_AGE": "60", "CELERY_VISIBILITY_TIMEOUT": "6", "CELERY_UNACKED_RESTORE_SECONDS": "1",
+    "LLM_PROVIDER": "offline", "EMBEDDER": "hash", "DB_CONN_MAX_AGE": "60",  # as docker-compose's workers
+    "CELERY_VISIBILITY_TIMEOUT": "6", "CELERY_UNACKED_RESTORE_SECONDS": "1",
     "MEMORYWEB_EXTRACT_STALE_SECONDS": "5", "MEMORYWEB_EXTRACT_SOFT_TIME_LIMIT": "3", "MEMORYWEB_EXTRACT_TIME_LIMIT": "4",
     "MEMORYWEB_INDEX_SOFT_TIME_LIMIT": "3", "MEMORYWEB_INDEX_TIME_LIMIT": "4",
 }
