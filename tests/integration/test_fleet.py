@@ -45,12 +45,13 @@ CITIES = ["Lisbon", "Porto", "Berlin", "Paris", "Madrid", "Rome", "Vienna", "Pra
 # Every process of the fleet runs with these. Redis hands a message a dead worker took to another
 # worker after the visibility timeout, and each worker sweeps for such messages every second; the
 # settings refuse a visibility timeout not above the stale-claim window and the time limits (the
-# solo pool does not enforce time limits: no extraction here is cut short on a loaded machine).
+# solo pool does not enforce time limits: no extraction here is cut short on a loaded machine; and
+# no task here runs for anything like 10 s, after which its message would be handed out again).
 FLEET_ENV = {
     "LLM_PROVIDER": "offline", "EMBEDDER": "hash", "DB_CONN_MAX_AGE": "60",  # as docker-compose's workers
-    "CELERY_VISIBILITY_TIMEOUT": "6", "CELERY_UNACKED_RESTORE_SECONDS": "1",
-    "MEMORYWEB_EXTRACT_STALE_SECONDS": "5", "MEMORYWEB_EXTRACT_SOFT_TIME_LIMIT": "3", "MEMORYWEB_EXTRACT_TIME_LIMIT": "4",
-    "MEMORYWEB_INDEX_SOFT_TIME_LIMIT": "3", "MEMORYWEB_INDEX_TIME_LIMIT": "4",
+    "CELERY_VISIBILITY_TIMEOUT": "10", "CELERY_UNACKED_RESTORE_SECONDS": "1",
+    "MEMORYWEB_EXTRACT_STALE_SECONDS": "9", "MEMORYWEB_EXTRACT_SOFT_TIME_LIMIT": "7", "MEMORYWEB_EXTRACT_TIME_LIMIT": "8",
+    "MEMORYWEB_INDEX_SOFT_TIME_LIMIT": "7", "MEMORYWEB_INDEX_TIME_LIMIT": "8",
 }
 WEB_ENV = {"MEMORYWEB_WARM_UP": "0", "MEMORYWEB_LOCAL_ACCESS": "false", "MEMORYWEB_API_RATE": "1000000/m"}
 # Bounds for every wait: a stuck fleet fails the test instead of hanging the suite.
