@@ -14,7 +14,7 @@ import sys
 # Names that are not installed (yet) are skipped, so the list always matches what runs.
 COMMAND_GROUPS = {
     "memory": ["store", "ingest", "facts", "retry", "merge", "recall", "query", "chat", "forget", "erase", "history"],
-    "admin": ["user", "team", "token", "scope", "log", "config", "serve", "mcp"],
+    "admin": ["user", "team", "token", "scope", "log", "config", "serve", "worker", "beat", "mcp"],
     "operations": ["bench", "eval", "heal", "migrate", "backup", "restore", "dedup", "consolidate", "reindex"],
 }
 # The memory commands that can run through a server (memoryweb/cli_memory.py: COMMANDS).

@@ -223,7 +223,15 @@ require_ascending(
     ("MEMORYWEB_INDEX_TIME_LIMIT", MEMORYWEB_INDEX_TIME_LIMIT),
     ("MEMORYWEB_EXTRACT_STALE_SECONDS", MEMORYWEB_EXTRACT_STALE_SECONDS),
 )
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_VISIBILITY_TIMEOUT}
+# Every CELERY_UNACKED_RESTORE_SECONDS each worker puts back on the queue the messages left
+# unacknowledged longer than the visibility timeout (their worker died), for any worker to take.
+# (Left to kombu, that sweep would run only about every 100 s.)
+CELERY_UNACKED_RESTORE_SECONDS = env_int("CELERY_UNACKED_RESTORE_SECONDS", 60, minimum=1)
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": CELERY_VISIBILITY_TIMEOUT,
+    "unacked_restore_interval": CELERY_UNACKED_RESTORE_SECONDS,
+    "unacked_restore_throttle": 1,  # every sweep scans (kombu's default: one in ten)
+}
 # Healing (retrieval/heal.py), every MEMORYWEB_HEAL_INTERVAL_SECONDS from Celery beat: episodes
 # pending longer than MEMORYWEB_HEAL_PENDING_SECONDS (their message was lost) are queued again.
 # A run not started within one interval expires, so a stopped worker does not pile them up.

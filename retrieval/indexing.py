@@ -30,6 +30,7 @@ from django.utils import timezone
 
 from memoryweb.providers.embedders import Embedder
 from memories.models import Episode, Fact, Scope, Turn
+from memories.services.indexing import index_run_starting
 from memories.services.vectors import embed_and_store
 from retrieval.documents import WINDOW_RADII, fact_document, turn_document, window_document
 from retrieval.embedder import scope_embedder
@@ -611,3 +612,14 @@ def windows_around(*, scope: Scope, session_id: int, position: int) -> list[DocS
             members = [(row[2], row[3]) for row in rows[max(0, index - r) : index + r + 1]]
             specs.append(DocSpec(collection, turn_id, window_document(centre_at=occurred_at, members=members), occurred_at, speaker))
     return specs
+
+
+
+def index_queued(*, scope: Scope) -> int:
+    """`index_pending(full=True)` for the task `retrieval.index_scope` on a worker: once it holds
+    the scope's lock it clears the scope's "a run is queued" mark (`queue_index`), then sweeps."""
+    embedder = get_embedder()
+    state, _ = IndexState.objects.get_or_create(scope=scope)
+    with _scope_lock(scope):
+        index_run_starting(scope)
+        return _index_locked(scope=scope, state=state, full=True, embedder=embedder)

@@ -4,7 +4,7 @@ import shlex
 from pathlib import Path
 
 import yaml
-from django.core.management import get_commands
+from django.core.management import get_commands, load_command_class
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPECTED = {"db", "redis", "web", "worker", "beat", "ollama"}
@@ -21,18 +21,13 @@ def test_compose_has_every_service_of_the_production_stack():
 
 
 def test_each_app_service_command_is_one_the_project_has():
+    """web, worker and beat run memoryweb's own commands (serve, worker, beat), with options they take."""
     services = _compose()["services"]
     commands = get_commands()
-    from memoryweb.celery import app
-
-    for name in ("web", "worker", "beat"):
+    for name, program in (("web", "serve"), ("worker", "worker"), ("beat", "beat")):
         argv = shlex.split(services[name]["command"])
-        if argv[0] == "memoryweb":
-            assert argv[1] in commands, f"{name}: memoryweb has no command {argv[1]!r}"
-        else:
-            assert argv[:3] == ["celery", "-A", "memoryweb"], f"{name}: unexpected command {argv}"
-            assert argv[3] in {"worker", "beat"}
-            assert app.main == "memoryweb"
+        assert argv[:2] == ["memoryweb", program], f"{name}: unexpected command {argv}"
+        load_command_class(commands[program], program).create_parser("memoryweb", program).parse_args(argv[2:])
         env = services[name]["environment"]
         assert env["DATABASE_URL"].startswith("postgres://") and env["REDIS_URL"].startswith("redis://")
         assert env["DEBUG"] == "false"

@@ -1,9 +1,10 @@
-"""Start and stop real Celery worker processes against Redis, for queue tests."""
+"""Start and stop real Celery worker processes (`memoryweb worker`) against Redis, for queue tests."""
 
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -20,20 +21,42 @@ def worker_env(redis_url: str, database_name: str | None = None, **extra) -> dic
 
 
 def start_worker(redis_url: str, *, database_name: str | None = None, queue_name: str = "celery", pool: str = "solo",
-                 **extra) -> subprocess.Popen:
-    """`pool`: solo runs tasks in the worker process itself; prefork (Celery's default, one child
-    here) is the one that enforces time limits."""
-    command = [
-        sys.executable, "-m", "celery", "-A", "memoryweb", "worker", "--pool", pool, "--concurrency", "1",
-        "--without-gossip", "--without-mingle", "--without-heartbeat", "-Q", queue_name, "--loglevel", "INFO",
-    ]
-    return subprocess.Popen(
-        command, cwd=ROOT, env=worker_env(redis_url, database_name, **extra), stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                 hostname: str = "", **extra) -> subprocess.Popen:
+    """`memoryweb worker` with one task at a time. `pool`: solo runs tasks in the worker process
+    itself; prefork (Celery's default, one child here) is the one that enforces time limits.
+    Its output goes to a file (a pipe nobody reads would fill and stall a busy worker): read it
+    with `worker_log`, or from `stop_worker`."""
+    command = [sys.executable, "-m", "memoryweb.cli", "worker", "--pool", pool, "--concurrency", "1", "-Q", queue_name,
+               "--loglevel", "INFO"]
+    if hostname:
+        command += ["--hostname", hostname]
+    log = tempfile.NamedTemporaryFile("w+", prefix="worker-", suffix=".log", delete=False)
+    proc = subprocess.Popen(
+        command, cwd=ROOT, env=worker_env(redis_url, database_name, **extra), stdout=log, stderr=subprocess.STDOUT,
+        text=True, start_new_session=True,
     )
+    proc.log_path = Path(log.name)
+    log.close()
+    return proc
+
+
+def worker_log(proc: subprocess.Popen) -> str:
+    return proc.log_path.read_text(errors="replace")
+
+
+def wait_until_ready(proc: subprocess.Popen, timeout: float = 90) -> None:
+    """Until the worker says it is consuming (Celery logs `<name> ready.`); fails with its log if it exits."""
+    def ready():
+        if proc.poll() is not None:
+            raise AssertionError(f"the worker exited with {proc.returncode}:\n{worker_log(proc)}")
+        return " ready." in worker_log(proc)
+
+    wait_for(ready, timeout=timeout)
 
 
 def stop_worker(proc: subprocess.Popen, *, kill: bool = False) -> str:
+    """Stop the worker (SIGTERM: a warm shutdown; `kill`: SIGKILL, as if its machine died) and
+    return everything it logged."""
     if proc.poll() is None:
         os.killpg(proc.pid, signal.SIGKILL if kill else signal.SIGTERM)
         try:
@@ -41,7 +64,9 @@ def stop_worker(proc: subprocess.Popen, *, kill: bool = False) -> str:
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=10)
-    return proc.stdout.read() if proc.stdout else ""
+    log = worker_log(proc)
+    proc.log_path.unlink(missing_ok=True)
+    return log
 
 
 def flush_redis(redis_url: str) -> None:

@@ -19,7 +19,7 @@ def _counts(text: str) -> list[int]:
 
 
 class Command(MemorywebCommand):
-    help = "Benchmarks on this machine (not tests): `bench ingest`, `bench recall`, `bench api`, `bench backup`, `bench reindex`."
+    help = "Benchmarks on this machine (not tests): `bench ingest`, `bench recall`, `bench api`, `bench backup`, `bench reindex`, `bench fleet`."
 
     def add_command_arguments(self, parser) -> None:
         sub = self.add_subcommands(parser)
@@ -54,9 +54,22 @@ class Command(MemorywebCommand):
         api.add_argument("--queries", type=int, default=200, help="in-process recalls to time (default 200)")
         api.add_argument("--keep", action="store_true", help="keep the built scope, to measure it again with --scope")
         api.add_argument("--scope", help="measure a scope kept by an earlier `bench api --keep` (or `bench recall --keep`)")
+        fleet = sub.add_parser("fleet", help="episodes/s through web processes and N workers on Redis (REDIS_URL; a scratch database and Redis)")
+        fleet.add_argument("--workers", type=_counts, default=[1, 2], help="worker processes, one run each (default 1,2)")
+        fleet.add_argument("--webs", type=int, default=2, help="web processes (default 2)")
+        fleet.add_argument("--episodes", type=int, default=240, help="episodes sent per run (default 240)")
+        fleet.add_argument("--clients", type=int, default=8, help="concurrent HTTP clients (default 8)")
 
     def handle(self, *args, **options):
         principal = self.principal(options)
+        if options["action"] == "fleet":
+            from retrieval.bench_fleet import bench_fleet
+
+            data = bench_fleet(principal=principal, workers=options["workers"], webs=options["webs"], episodes=options["episodes"],
+                               clients=options["clients"], stdout=self.stderr if options["json"] else self.stdout)
+            if options["json"]:
+                self.emit(options, data, "")
+            return
         if options["action"] == "api":
             from retrieval.bench_api import bench_api
 
