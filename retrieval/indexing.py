@@ -34,7 +34,7 @@ from memories.services.indexing import index_run_starting
 from memories.services.vectors import embed_and_store
 from retrieval.documents import WINDOW_RADII, fact_document, turn_document, window_document
 from retrieval.embedder import scope_embedder
-from retrieval.models import Collection, IndexState, SearchDocument
+from retrieval.models import Collection, IndexState
 
 logger = logging.getLogger("memoryweb.retrieval")
 
@@ -614,12 +614,11 @@ def windows_around(*, scope: Scope, session_id: int, position: int) -> list[DocS
     return specs
 
 
-
 def index_queued(*, scope: Scope) -> int:
     """`index_pending(full=True)` for the task `retrieval.index_scope` on a worker: once it holds
     the scope's lock it clears the scope's "a run is queued" mark (`queue_index`), then sweeps."""
-    embedder = get_embedder()
     state, _ = IndexState.objects.get_or_create(scope=scope)
     with _scope_lock(scope):
         index_run_starting(scope)
-        return _index_locked(scope=scope, state=state, full=True, embedder=embedder)
+        # The scope's model, read under the lock (as index_pending does: a reindex switches it under this lock).
+        return _index_locked(scope=scope, state=state, full=True, embedder=scope_embedder(scope))
