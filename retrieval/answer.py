@@ -90,7 +90,8 @@ def answer(*, scope: Scope, question: str, speaker: str = "", k: int = 10, now: 
     if getattr(llm, "is_offline", True) or not result.items:
         return offline
     try:
-        reply = llm.complete_json(system=SYSTEM, user=_prompt(question, result.items), schema=ModelAnswer)
+        user = _prompt(question, result.items, scope=scope, used=used, as_of=as_of, window=result.window)
+        reply = llm.complete_json(system=SYSTEM, user=user, schema=ModelAnswer)
     except Exception as exc:  # timeouts, invalid JSON after retries: fall back, say why in the log
         logger.warning("The language model could not answer (%s); answering offline.", exc)
         return offline
@@ -103,7 +104,12 @@ def answer(*, scope: Scope, question: str, speaker: str = "", k: int = 10, now: 
     )
 
 
-def _prompt(question: str, items: list[RecallItem]) -> str:
+def _prompt(question: str, items: list[RecallItem], *, scope: Scope | None = None, used: list[RecallItem] | None = None,
+            as_of: datetime | None = None, window=None) -> str:
+    """The evidence, numbered; then each fact's supersession chain (what it replaced and what
+    replaced it, with intervals) and the time the question asks about, so the model can answer
+    "before" and "in August 2026" questions as the memory stood."""
+    items = list(items) + [u for u in used or [] if u.id not in {i.id for i in items}]
     lines = []
     for item in items:
         when = ""
@@ -112,7 +118,30 @@ def _prompt(question: str, items: list[RecallItem]) -> str:
         elif item.occurred_at:
             when = f" ({_day(item.occurred_at)}{', ' + item.speaker if item.speaker else ''})"
         lines.append(f"[{item.id}] {item.kind}{when}: {item.text}")
-    return "Evidence:\n" + "\n".join(lines) + f"\n\nQuestion: {question}"
+    text = "Evidence:\n" + "\n".join(lines)
+    chains = _chains(scope, [i for i in items if i.kind == "fact" and i.pk]) if scope is not None else []
+    if chains:
+        text += "\n\nFact chains (oldest first; an empty interval was corrected, never true):\n" + "\n".join(chains)
+    if as_of is not None:
+        text += f"\n\nThe question asks as of {_day(as_of)}: answer with what was true then."
+    elif window is not None:
+        text += f"\n\nThe question's time window: {_day(window.start)} to {_day(window.end) if window.end else 'now'}."
+    return text + f"\n\nQuestion: {question}"
+
+
+def _chains(scope: Scope, items: list[RecallItem]) -> list[str]:
+    from memories.services.facts import fact_chain
+
+    out, seen = [], set()
+    for fact in Fact.objects.in_scope(scope).filter(pk__in=[i.pk for i in items]).select_related("subject"):
+        if fact.pk in seen:
+            continue
+        chain = fact_chain(scope=scope, fact=fact)
+        seen.update(f.pk for f in chain)
+        if len(chain) > 1:
+            steps = " -> ".join(f"{f.value} ({_day(f.valid_from)} – {_day(f.valid_to) if f.valid_to else 'now'})" for f in chain)
+            out.append(f"- {fact.subject.name} {fact.attribute}: {steps}")
+    return out
 
 
 def _day(moment: datetime | None) -> str:
