@@ -119,7 +119,7 @@ def _prompt(question: str, items: list[RecallItem], *, scope: Scope | None = Non
             when = f" ({_day(item.occurred_at)}{', ' + item.speaker if item.speaker else ''})"
         lines.append(f"[{item.id}] {item.kind}{when}: {item.text}")
     text = "Evidence:\n" + "\n".join(lines)
-    chains = _chains(scope, [i for i in items if i.kind == "fact" and i.pk]) if scope is not None else []
+    chains = _chains(scope, [i for i in items if i.kind == "fact"]) if scope is not None else []
     if chains:
         text += "\n\nFact chains (oldest first; an empty interval was corrected, never true):\n" + "\n".join(chains)
     if as_of is not None:
@@ -133,14 +133,18 @@ def _chains(scope: Scope, items: list[RecallItem]) -> list[str]:
     from memories.services.facts import fact_chain
 
     out, seen = [], set()
-    for fact in Fact.objects.in_scope(scope).filter(pk__in=[i.pk for i in items]).select_related("subject"):
+    for fact in Fact.objects.in_scope(scope).filter(public_id__in=[i.id for i in items]).select_related("subject"):
         if fact.pk in seen:
             continue
         chain = fact_chain(scope=scope, fact=fact)
         seen.update(f.pk for f in chain)
         if len(chain) > 1:
-            steps = " -> ".join(f"{f.value} ({_day(f.valid_from)} – {_day(f.valid_to) if f.valid_to else 'now'})" for f in chain)
-            out.append(f"- {fact.subject.name} {fact.attribute}: {steps}")
+            holders = {f.subject_id for f in chain}
+            steps = " -> ".join(
+                (f"{f.subject.name}: " if len(holders) > 1 else "") + f"{f.value} ({_day(f.valid_from)} – {_day(f.valid_to) if f.valid_to else 'now'})"
+                for f in chain
+            )
+            out.append(f"- {'' if len(holders) > 1 else fact.subject.name + ' '}{fact.attribute}: {steps}")
     return out
 
 
@@ -170,6 +174,8 @@ def _direct_answer(*, scope: Scope, question: str, speaker: str, facts: list[Rec
     plain = _POSSESSIVE.sub("", question)
     subjects = _subjects(scope, plain, speaker)
     attributes = question_attributes(question, usable.filter(subject__in=subjects) if subjects else usable)
+    if not attributes and re.search(r"\bbefore\b", question, re.I):
+        attributes = _attribute_of_value_named(question, usable.filter(subject__in=subjects) if subjects else usable)
     if not attributes:
         return "", []
     candidates = usable.filter(attribute__in=attributes)
@@ -283,6 +289,17 @@ def _subjects(scope: Scope, question: str, speaker: str) -> list[Entity]:
     named.sort(key=lambda e: min((text.find(normalize_name(a)) for a in e.aliases.values_list("alias", flat=True)
                                   if normalize_name(a) in text), default=len(text)))
     return found + [e for e in named if e not in found]
+
+
+def _attribute_of_value_named(question: str, facts) -> tuple[str, ...]:
+    """"What did we use before Adyen?" names no attribute, but a value: the attribute of the
+    fact that holds it (the longest value named, when several are)."""
+    text = f" {normalize_name(question)} "
+    named = [f for f in facts.exclude(value_normalized="").order_by("-valid_from", "-id")[:2000]
+             if f" {f.value_normalized} " in text]
+    if not named:
+        return ()
+    return (max(named, key=lambda f: len(f.value_normalized)).attribute,)
 
 
 def _valid_at(fact: Fact, moment: datetime) -> bool:
