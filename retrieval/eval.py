@@ -380,7 +380,10 @@ def run_scenarios(*, owner, path: str | Path = DEFAULT_SCENARIO, progress: Progr
     from memories.models import Episode
     from retrieval.answer import answer
 
+    from memories.extraction.extractors import extractor_get
+
     scenario = load_scenario(path)
+    extractor = extractor_get().name
     progress = progress or Progress()
     suffix = uuid.uuid4().hex[:8]
     team = team_create(actor=None, slug=f"eval-scenario-{suffix}", name=scenario.team, owner=owner)
@@ -409,7 +412,7 @@ def run_scenarios(*, owner, path: str | Path = DEFAULT_SCENARIO, progress: Progr
         _drop_scope(scope)
         team.delete()
     return summarise_scenarios(records, statements=len(scenario.statements), failed_extractions=failed_extractions,
-                               provider=provider, scenario=str(path))
+                               extractor=extractor, provider=provider, scenario=str(path))
 
 
 def summarise_scenarios(records: list[dict], **about) -> dict:
@@ -427,7 +430,8 @@ def summarise_scenarios(records: list[dict], **about) -> dict:
 
 
 def format_scenario_report(report: dict) -> str:
-    lines = [f"Scenario {report['scenario']}: {report['statements']} statements, answers by {report['provider']}",
+    lines = [f"Scenario {report['scenario']}: {report['statements']} statements read by {report['extractor']}, "
+             f"answers by {report['provider']}",
              f"{'kind':<14}{'questions':>10}{'right':>8}{'accuracy':>10}"]
     for kind, row in report["by_kind"].items():
         lines.append(f"{kind:<14}{row['questions']:>10}{row['right']:>8}{row['accuracy']:>10.3f}")
