@@ -262,13 +262,16 @@ def question_attributes(question: str, facts) -> tuple[str, ...]:
     if priority:
         return priority
     said = _terms(question)
-    best, best_score = None, (0, 0)
-    for attribute in set(facts.values_list("attribute", flat=True)[:2000]):
+    best, best_score = None, (0, 0, 0.0)
+    for attribute in sorted(set(facts.values_list("attribute", flat=True)[:2000])):
         words = [_TERM_SYNONYMS.get(w) or function_key(w) or w for w in attribute.split("_")]
         content = [w for w in words if w not in _GENERIC_TERMS]
         if not content or not all(w in said for w in content):
             continue
-        score = (len(content), sum(1 for w in words if w in _GENERIC_TERMS and w in said))
+        said_generic = sum(1 for w in words if w in _GENERIC_TERMS and w in said)
+        # Most words said first; then the attribute said most fully ("decide about the dashboard":
+        # decision, wholly said, before dashboard_tool, half said).
+        score = (len(content), said_generic, (len(content) + said_generic) / len(words))
         if score > best_score:
             best, best_score = attribute, score
     if best is not None:
