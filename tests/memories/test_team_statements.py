@@ -130,11 +130,14 @@ def test_a_correction_of_nothing_known_adds_nothing_wrong(cast, committed):
     assert not Fact.objects.in_scope(cast.scope_a).exists()
 
 
-def test_in_a_personal_scope_we_is_still_the_speaker(cast, committed):
+def test_in_a_personal_scope_we_is_still_the_speaker_and_team_rules_stay_quiet(cast, committed):
     scope = Scope.objects.create(team=personal_team_ensure(user=cast.owner), slug="owner-notes", name="Notes")
-    with committed():
-        remember(scope=scope, text="We use Linear for tickets.", speaker="ankesh", occurred_at=at("2025-01-01"), actor=cast.p_owner)
-    assert facts(scope, "ticket_tool") == [("ankesh", "Linear", "active")]
+    for text in ["We relocated to Austin.", "We use Linear for tickets.", "I run every morning.", "I report to Tomasz."]:
+        with committed():
+            remember(scope=scope, text=text, speaker="ankesh", occurred_at=at("2025-01-01"), actor=cast.p_owner)
+    assert {(f.subject.name, f.attribute, f.value) for f in Fact.objects.in_scope(scope)} == {
+        ("ankesh", "lives_in", "Austin"), ("ankesh", "reports_to", "Tomasz"),
+    }
 
 
 def test_the_vocabulary_knows_the_team_attributes():

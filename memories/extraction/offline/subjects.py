@@ -37,7 +37,7 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
         return ctx.speaker
     if m := re.match(r"^our\s+(?P<rest>.+)$", text, re.I):
         our_detail(m["rest"], clause, ctx)
-        return ctx.we
+        return ctx.team
     if recurring(text, clause, ctx):
         return ctx.we
     # "Actually, it's Porto, not Lisbon": the speaker's fact whose value is Lisbon, corrected.

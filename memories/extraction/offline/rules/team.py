@@ -34,9 +34,13 @@ def _function_ok(fn: str) -> bool:
 
 
 def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confidence: float) -> bool:
+    """Tools, decisions, owners and leads are read in a team's scope only (a personal chat's "I
+    run every morning" is not leading anything); "reports to" everywhere."""
     t = pred.text
     if pred.negated:
         return False
+    if not ctx.team:
+        return _reports_to(t, subject, clause, ctx, confidence)
     # "switched the billing service from Stripe to Adyen", "migrated CI from Jenkins to GitHub Actions"
     if m := re.match(rf"^(?:switched|migrated|moved|changed|swapped|transitioned)\s+(?:over\s+)?{_FUNCTION}\s+from\s+(?P<a>.+?)\s+(?:to|over to)\s+(?P<b>.+)$", t, re.I):
         old, new = _tool(m["a"], clause), _tool(m["b"], clause)
@@ -70,10 +74,7 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
         if 1 <= len(what.split()) <= 15:
             fact_add(ctx, clause, subject, "decision", what, confidence=confidence, sentence=f"{subject} decided to {what}.")
             return True
-    # "report to Tomasz"
-    if m := re.match(rf"^(?:report|reports|am reporting|is reporting|are reporting)\s+(?:directly\s+)?to\s+(?P<who>{NAME}(?:\s+{NAME})?)", t, re.I):
-        fact_add(ctx, clause, subject, "reports_to", m["who"], obj=m["who"], obj_kind="person", confidence=confidence)
-        ctx.subject_kinds.setdefault(m["who"], "person")
+    if _reports_to(t, subject, clause, ctx, confidence):
         return True
     # "owns the billing service", "leads the platform team", "took over billing"
     if m := re.match(rf"^(?P<verb>{_OWN}|{_LEAD})\s+(?P<what>.+)$", t, re.I):
@@ -90,9 +91,19 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
     return False
 
 
+def _reports_to(t: str, subject: str, clause: Clause, ctx: Context, confidence: float) -> bool:
+    """"report to Tomasz"."""
+    if m := re.match(rf"^(?:report|reports|am reporting|is reporting|are reporting)\s+(?:directly\s+)?to\s+(?P<who>{NAME}(?:\s+{NAME})?)", t, re.I):
+        fact_add(ctx, clause, subject, "reports_to", m["who"], obj=m["who"], obj_kind="person", confidence=confidence)
+        ctx.subject_kinds.setdefault(m["who"], "person")
+        return True
+    return False
+
+
 def our_detail(rest: str, clause: Clause, ctx: Context) -> bool:
-    """"our payment provider is Adyen", "our error tracker is Sentry": the team's detail."""
-    m = re.match(r"^(?P<what>[a-z][\w\- ]{1,40}?)\s+(?:is|are)\s+(?:now\s+)?(?P<value>.+)$", rest, re.I)
+    """"our payment provider is Adyen", "our error tracker is Sentry": the team's detail (in a
+    team's scope only)."""
+    m = re.match(r"^(?P<what>[a-z][\w\- ]{1,40}?)\s+(?:is|are)\s+(?:now\s+)?(?P<value>.+)$", rest, re.I) if ctx.team else None
     if not m:
         return False
     what = m["what"].strip()
@@ -109,7 +120,10 @@ def our_detail(rest: str, clause: Clause, ctx: Context) -> bool:
 
 
 def recurring(text: str, clause: Clause, ctx: Context) -> bool:
-    """"The staging password rotates every Friday" → staging_password_schedule = every Friday."""
+    """"The staging password rotates every Friday" → staging_password_schedule = every Friday (in
+    a team's scope only)."""
+    if not ctx.team:
+        return False
     m = re.match(r"^(?P<the>the|our)\s+(?P<thing>[a-z][\w\- ]{1,40}?)\s+(?P<verb>[a-z]+s)\s+(?P<when>(?:every|each|once a|twice a|on the first)\b.+)$", text, re.I)
     if not m:
         return False
@@ -131,8 +145,8 @@ _DUE = re.compile(
 def due_date(text: str, clause: Clause, ctx: Context) -> bool:
     """"The launch is on 12 May", "the launch moved to 2 June" → launch_date = 12 May 2026 (the
     year said, else the next such day on or after when it was said). Read before the clause's
-    dates are taken out, since here the date is the value."""
-    m = _DUE.match(text.strip(" .!"))
+    dates are taken out, since here the date is the value. In a team's scope only."""
+    m = _DUE.match(text.strip(" .!")) if ctx.team else None
     if not m:
         return False
     day = _day(m["date"].strip(" ."), ctx.occurred_at)
