@@ -29,7 +29,7 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
         if value:
             fact_add(ctx, clause, ctx.speaker, f"favorite_{snake_case(m['what'])}", value)
         return ctx.speaker
-    if m := re.match(r"^(?:we|us)\s+(?P<rest>.+)$", text, re.I):
+    if (m := re.match(r"^(?:we|us|our team|the team)\s+(?P<rest>.+)$", text, re.I)) and (ctx.team or m[0].lower().startswith(("we ", "us "))):
         predicate_read(m["rest"], ctx.we, clause, ctx, first_person=True)
         return ctx.we
     if m := re.match(r"^(?:i|me and my \w+|my \w+ and (?:i|me)|(?-i:[A-Z]\w+) and (?:i|me))\s+(?P<rest>.+)$", text, re.I):

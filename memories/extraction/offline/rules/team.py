@@ -57,13 +57,14 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
                      confidence=confidence)
             return True
     # "use Linear for tickets", "use Opsgenie instead of PagerDuty for on-call"
-    if m := re.match(r"^(?:use|uses|are using|is using|rely on|relies on)\s+(?P<b>.+?)(?:\s+instead\s+of\s+(?P<a>.+?))?\s+(?:for|as our|as the|as)\s+(?P<fn>.+)$", t, re.I):
+    if m := re.match(r"^(?:use|uses|are using|is using|rely on|relies on|picked|chose|selected|went with|adopted|settled on|"
+                     r"standardi[sz]ed on)\s+(?P<b>.+?)(?:\s+instead\s+of\s+(?P<a>.+?))?\s+(?:for|as our|as the|as)\s+(?P<fn>.+)$", t, re.I):
         new, fn = _tool(m["b"], clause), cut_value(m["fn"])
         if new and _function_ok(fn):
             old = _tool(m["a"], clause) if m["a"] else None
             fact_add(ctx, clause, subject, tool_attribute(fn), new, obj=new, obj_kind="organization", previous=old, confidence=confidence)
             return True
-    if m := re.match(r"^(?:use|uses|are using|is using)\s+(?P<b>.+)$", t, re.I):
+    if m := re.match(r"^(?:use|uses|are using|is using|adopted)\s+(?P<b>.+)$", t, re.I):
         new = _tool(m["b"], clause)
         if new and new[0].isupper():
             fact_add(ctx, clause, subject, "uses", new, obj=new, obj_kind="organization", confidence=confidence)
