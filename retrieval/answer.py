@@ -170,7 +170,9 @@ def _direct_answer(*, scope: Scope, question: str, speaker: str, facts: list[Rec
     usable = Fact.objects.in_scope(scope).exclude(status__in=[FactStatus.RETRACTED, FactStatus.HELD]).select_related("subject")
     reverse = reverse_asked(question)
     if reverse is not None:
-        return _reverse_answer(usable, reverse, as_of=as_of, by_id=by_id)
+        found = _reverse_answer(usable, reverse, as_of=as_of, by_id=by_id)
+        if found[0]:
+            return found  # else "who manages maya?" is maya's reports_to, asked forwards
     plain = _POSSESSIVE.sub("", question)
     subjects = _subjects(scope, plain, speaker)
     attributes = question_attributes(question, usable.filter(subject__in=subjects) if subjects else usable)

@@ -22,7 +22,7 @@ REVERSE_PATTERNS: list[tuple[re.Pattern, tuple[str, ...]]] = [
 # Asked before the vocabulary of the scope is looked at (question_attributes in answer.py):
 # relations whose words would otherwise match another attribute ("maya's lead" is not leads).
 PRIORITY_PATTERNS: list[tuple[re.Pattern, tuple[str, ...]]] = [
-    (re.compile(r"\b(manager|managers|boss|supervisor|report|reports|reporting|reported)\b|'s\s+lead\b", re.I), ("reports_to",)),
+    (re.compile(r"\b(manager|managers|boss|supervisor|report|reports|reporting|reported|manages|managed)\b|'s\s+lead\b", re.I), ("reports_to",)),
     (re.compile(r"\b(hate|hates|hated|dislike|dislikes|disliked|can'?t stand)\b", re.I), ("dislikes",)),
 ]
 # Question words → the attributes that answer them, most specific first.

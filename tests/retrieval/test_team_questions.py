@@ -51,6 +51,7 @@ def ask(cast, question, speaker=""):
     ("Who is my boss?", "ada", "Priya"),
     ("Who is ada's manager?", "", "Priya"),
     ("Who does ada report to?", "", "Priya"),
+    ("Who manages ada?", "", "Priya"),
     ("What is sam's favorite editor?", "", "Emacs"),
     ("What is sam's favourite editor?", "", "Emacs"),
 ])
