@@ -1,10 +1,13 @@
 """answer and history.
 
 `answer` gathers evidence with `recall_evidence` and, with a language model, asks it to answer
-only from that evidence and to cite the ids it used. Offline (or when the model fails), it
-answers from the facts themselves: when an active fact holds the attribute the question asks
-about ("where do I live?" → lives_in) it says so in one line, and it always returns the best
-facts and evidence, quoted, so a person can judge.
+only from that evidence (with each fact's supersession chain and the time asked about) and to
+cite the ids it used. Offline (or when the model fails), it answers from the facts themselves:
+when a fact holds the attribute the question asks about, in whatever words ("where is maya
+based?" → lives_in, "what payment provider do we use?" → the team's payment_tool), it says so in
+one line — now, as of a time the question names, before a value it names (the chain), or who
+holds a value ("who owns billing?"); else it quotes the evidence's sentence that answers; and it
+always returns the best facts and evidence, so a person can judge.
 """
 
 import logging
@@ -265,7 +268,7 @@ def question_attributes(question: str, facts) -> tuple[str, ...]:
         return priority
     said = _terms(question)
     best, best_score = None, (0, 0, 0.0)
-    for attribute in sorted(set(facts.values_list("attribute", flat=True)[:2000])):
+    for attribute in sorted(facts.order_by().values_list("attribute", flat=True).distinct()[:1000]):
         words = [_TERM_SYNONYMS.get(w) or function_key(w) or w for w in attribute.split("_")]
         content = [w for w in words if w not in _GENERIC_TERMS]
         if not content or not all(w in said for w in content):
