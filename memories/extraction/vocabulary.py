@@ -1,9 +1,13 @@
 """The attribute vocabulary, in one place: which attributes there are, what each means, which hold
 one value at a time, and the other spellings models use for them.
 
-Single-valued attributes (lives_in, works_at, role, age, relationship_status, name, email, phone,
-favorite_* …) hold one current value per subject, so a new value supersedes the old one;
-everything else (likes, dislikes, has_pet, has_child, speaks, visited …) accumulates. An attribute
+Single-valued attributes (lives_in, works_at, role, reports_to, age, relationship_status, name,
+email, phone, favorite_*, and the families <function>_tool, <thing>_schedule, <thing>_date …)
+hold one current value per subject, so a new value supersedes the old one; owns and leads hold
+one subject per value (a service has one owner); everything else (likes, dislikes, has_pet,
+has_child, speaks, visited, uses, decision …) accumulates. A team's tools are named by their
+function (`tool_attribute`), whatever the word for the tool: payment provider, billing service
+and payment processor are all payment_tool. An attribute
 outside the vocabulary accumulates too: adding never ends a true fact by mistake.
 
 The offline rules use these names always, the model prompts as a recommendation
