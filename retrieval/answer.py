@@ -1,24 +1,30 @@
 """answer and history.
 
 `answer` gathers evidence with `recall_evidence` and, with a language model, asks it to answer
-only from that evidence and to cite the ids it used. Offline (or when the model fails), it
-answers from the facts themselves: when an active fact holds the attribute the question asks
-about ("where do I live?" → lives_in) it says so in one line, and it always returns the best
-facts and evidence, quoted, so a person can judge.
+only from that evidence (with each fact's supersession chain and the time asked about) and to
+cite the ids it used. Offline (or when the model fails), it answers from the facts themselves:
+when a fact holds the attribute the question asks about, in whatever words ("where is maya
+based?" → lives_in, "what payment provider do we use?" → the team's payment_tool), it says so in
+one line — now, as of a time the question names, before a value it names (the chain), or who
+holds a value ("who owns billing?"); else it quotes the evidence's sentence that answers; and it
+always returns the best facts and evidence, so a person can judge.
 """
 
 import logging
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from pydantic import BaseModel, Field
 
 from memoryweb.errors import InvalidInput
+from memories.extraction.vocabulary import TOOL_WORDS, function_key, is_single_valued
 from memories.models import Entity, Fact, FactStatus, Scope
 from memories.normalize import normalize_name, normalize_value
-from retrieval.intents import asks_history, attributes_asked, mentions_first_person
+from retrieval.intents import asks_history, attributes_asked, mentions_first_person, priority_attributes, reverse_asked
 from retrieval.search import RecallItem, RecallResult, recall_evidence
 from retrieval.search.question import entities_named, speaker_entity
+from retrieval.temporal import as_of_in_question
 
 logger = logging.getLogger("memoryweb.retrieval")
 
@@ -60,12 +66,22 @@ def answer(*, scope: Scope, question: str, speaker: str = "", k: int = 10, now: 
     question = (question or "").strip()
     if not question:
         raise InvalidInput("The question is empty.")
-    result = recall_evidence(scope=scope, query=question, k=k, speaker=speaker, now=now)
+    from django.utils import timezone
+
+    as_of = as_of_in_question(question, now=now or timezone.now())
+    result = recall_evidence(scope=scope, query=question, k=k, speaker=speaker, now=now, as_of=as_of)
     facts = [item for item in result.items if item.kind == "fact"]
-    direct, used = _direct_answer(scope=scope, question=question, speaker=speaker, facts=facts)
+    direct, used = _direct_answer(scope=scope, question=question, speaker=speaker, facts=facts, now=now, as_of=as_of)
+    span, spoken = ("", None) if direct else _evidence_answer(question, result.items)
+    if direct:
+        cited = used
+    elif spoken is not None:
+        cited = [spoken]
+    else:
+        cited = result.items[:3]
     offline = Answer(
-        question=question, text=direct or _quoted(result.items), evidence=result.items, facts_used=used or facts[:3],
-        citations=[item.id for item in (used or result.items[:3])], recall=result,
+        question=question, text=direct or span or _quoted(result.items), evidence=result.items, facts_used=used or facts[:3],
+        citations=[item.id for item in cited], recall=result,
     )
     from memoryweb.providers.llm import get_llm
 
@@ -77,7 +93,8 @@ def answer(*, scope: Scope, question: str, speaker: str = "", k: int = 10, now: 
     if getattr(llm, "is_offline", True) or not result.items:
         return offline
     try:
-        reply = llm.complete_json(system=SYSTEM, user=_prompt(question, result.items), schema=ModelAnswer)
+        user = _prompt(question, result.items, scope=scope, used=used, as_of=as_of, window=result.window)
+        reply = llm.complete_json(system=SYSTEM, user=user, schema=ModelAnswer)
     except Exception as exc:  # timeouts, invalid JSON after retries: fall back, say why in the log
         logger.warning("The language model could not answer (%s); answering offline.", exc)
         return offline
@@ -90,7 +107,12 @@ def answer(*, scope: Scope, question: str, speaker: str = "", k: int = 10, now: 
     )
 
 
-def _prompt(question: str, items: list[RecallItem]) -> str:
+def _prompt(question: str, items: list[RecallItem], *, scope: Scope | None = None, used: list[RecallItem] | None = None,
+            as_of: datetime | None = None, window=None) -> str:
+    """The evidence, numbered; then each fact's supersession chain (what it replaced and what
+    replaced it, with intervals) and the time the question asks about, so the model can answer
+    "before" and "in August 2026" questions as the memory stood."""
+    items = list(items) + [u for u in used or [] if u.id not in {i.id for i in items}]
     lines = []
     for item in items:
         when = ""
@@ -99,7 +121,34 @@ def _prompt(question: str, items: list[RecallItem]) -> str:
         elif item.occurred_at:
             when = f" ({_day(item.occurred_at)}{', ' + item.speaker if item.speaker else ''})"
         lines.append(f"[{item.id}] {item.kind}{when}: {item.text}")
-    return "Evidence:\n" + "\n".join(lines) + f"\n\nQuestion: {question}"
+    text = "Evidence:\n" + "\n".join(lines)
+    chains = _chains(scope, [i for i in items if i.kind == "fact"]) if scope is not None else []
+    if chains:
+        text += "\n\nFact chains (oldest first; an empty interval was corrected, never true):\n" + "\n".join(chains)
+    if as_of is not None:
+        text += f"\n\nThe question asks as of {_day(as_of)}: answer with what was true then."
+    elif window is not None:
+        text += f"\n\nThe question's time window: {_day(window.start)} to {_day(window.end) if window.end else 'now'}."
+    return text + f"\n\nQuestion: {question}"
+
+
+def _chains(scope: Scope, items: list[RecallItem]) -> list[str]:
+    from memories.services.facts import fact_chain
+
+    out, seen = [], set()
+    for fact in Fact.objects.in_scope(scope).filter(public_id__in=[i.id for i in items]).select_related("subject"):
+        if fact.pk in seen:
+            continue
+        chain = fact_chain(scope=scope, fact=fact)
+        seen.update(f.pk for f in chain)
+        if len(chain) > 1:
+            holders = {f.subject_id for f in chain}
+            steps = " -> ".join(
+                (f"{f.subject.name}: " if len(holders) > 1 else "") + f"{f.value} ({_day(f.valid_from)} – {_day(f.valid_to) if f.valid_to else 'now'})"
+                for f in chain
+            )
+            out.append(f"- {'' if len(holders) > 1 else fact.subject.name + ' '}{fact.attribute}: {steps}")
+    return out
 
 
 def _day(moment: datetime | None) -> str:
@@ -115,45 +164,235 @@ def _quoted(items: list[RecallItem]) -> str:
     return "\n".join(lines)
 
 
-def _direct_answer(*, scope: Scope, question: str, speaker: str, facts: list[RecallItem]) -> tuple[str, list[RecallItem]]:
-    """One line from the facts when the question asks for an attribute a fact holds."""
-    attributes = attributes_asked(question)
+def _direct_answer(*, scope: Scope, question: str, speaker: str, facts: list[RecallItem], now: datetime | None = None,
+                   as_of: datetime | None = None) -> tuple[str, list[RecallItem]]:
+    """One line from the facts when the question asks for an attribute a fact holds: its value
+    now, at the time the question names (`as_of`), before a value it names (the supersession
+    chain), or who holds a value ("who owns billing?")."""
+    by_id = {item.id: item for item in facts}
+    usable = Fact.objects.in_scope(scope).exclude(status__in=[FactStatus.RETRACTED, FactStatus.HELD]).select_related("subject")
+    reverse = reverse_asked(question)
+    if reverse is not None:
+        found = _reverse_answer(usable, reverse, as_of=as_of, by_id=by_id)
+        if found[0]:
+            return found  # else "who manages maya?" is maya's reports_to, asked forwards
+    plain = _POSSESSIVE.sub("", question)
+    subjects = _subjects(scope, plain, speaker)
+    attributes = question_attributes(question, usable.filter(subject__in=subjects) if subjects else usable)
+    if not attributes and re.search(r"\bbefore\b", question, re.I):
+        attributes = _attribute_of_value_named(question, usable.filter(subject__in=subjects) if subjects else usable)
     if not attributes:
         return "", []
-    subject = _subject(scope, question, speaker)
-    candidates = (
-        Fact.objects.in_scope(scope).filter(attribute__in=attributes)
-        .exclude(status__in=[FactStatus.RETRACTED, FactStatus.HELD]).select_related("subject")
-    )
-    if subject is not None:
+    candidates = usable.filter(attribute__in=attributes)
+    if subjects:
+        held = set(candidates.filter(subject__in=subjects).values_list("subject_id", flat=True))
+        subject = next((s for s in subjects if s.pk in held), None)
+        if subject is None:
+            return "", []
         candidates = candidates.filter(subject=subject)
-    rows = list(candidates.order_by("-valid_from", "-id")[:50])
+    else:
+        subject = None
+    rows = list(candidates.order_by("-valid_from", "-id")[:200])
     if not rows:
         return "", []
-    you = subject is not None and mentions_first_person(question)
-    by_id = {item.id: item for item in facts}
-    if asks_history(question):
+    you = subject is not None and mentions_first_person(question) and subject == speaker_entity(scope, speaker)
+    if re.search(r"\bbefore\b", question, re.I):
+        chained = _before_answer(question, rows, you=you, by_id=by_id)
+        if chained[0]:
+            return chained
+    elif asks_history(question) and as_of is None:
         return _history_answer(question, rows, you=you, by_id=by_id)
-    active = [f for f in rows if f.status == FactStatus.ACTIVE]
-    if not active:
+    if as_of is not None:
+        valid = [f for f in rows if _valid_at(f, as_of)]
+    else:
+        valid = [f for f in rows if f.status == FactStatus.ACTIVE]
+    if not valid:
         return "", []
-    # One active fact per asked attribute (the newest), in the order the attributes are listed.
     chosen = []
     for attribute in attributes:
-        for fact in active:
-            if fact.attribute == attribute:
-                chosen.append(fact)
-                break
+        of_attribute = [f for f in valid if f.attribute == attribute]
+        if not of_attribute:
+            continue
+        if is_single_valued(attribute):
+            chosen.append(of_attribute[0])  # the newest
+        else:
+            chosen.extend(_on_topic(question, of_attribute))
+        if chosen and attribute in ("role", "works_at") and len(attributes) > 1:
+            continue
+        if chosen:
+            break
     if not chosen:
         return "", []
-    return _sentence(chosen, you=you), [by_id.get(str(f.public_id)) or _item(f) for f in chosen]
+    text = _sentence(chosen, you=you)
+    if as_of is not None:
+        text = f"As of {_day(as_of)}: {text[0].lower() + text[1:] if you else text}"
+    return text, [by_id.get(str(f.public_id)) or _item(f) for f in chosen]
 
 
-def _subject(scope: Scope, question: str, speaker: str) -> Entity | None:
+_POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
+_STOP = set(
+    "a an the of to in on at for by with from and or is are was were be been do does did what which who whom whose when "
+    "where why how we us our i me my you your he she they it its this that there here use used using now currently about "
+    "ever before after since until tell know".split()
+)
+
+
+def _terms(text: str) -> set[str]:
+    """The content words of a text, each in the form the attribute names use (billing → payment,
+    provider → tool, favourite → favorite, dashboards → dashboard)."""
+    out = set()
+    for word in re.findall(r"[a-z0-9]+", text.lower().replace("on-call", "on_call oncall")):
+        if word in _STOP:
+            continue
+        out.add(_TERM_SYNONYMS.get(word) or function_key(word) or word)
+    return out
+
+
+_TERM_SYNONYMS = {
+    **{w: "tool" for w in TOOL_WORDS}, "hosted": "code", "favourite": "favorite", "best": "favorite", "preferred": "favorite",
+    "when": "date", "day": "date", "often": "schedule", "frequently": "schedule", "lives": "live", "living": "live",
+    "lived": "live", "likes": "like", "liked": "like", "speaks": "speak", "spoke": "speak", "languages": "speak",
+    "language": "speak", "decide": "decision", "decided": "decision", "decisions": "decision", "agree": "decision",
+    "agreed": "decision", "oncall": "on",
+}
+_GENERIC_TERMS = {"tool", "date", "schedule", "in", "at", "of"}
+
+
+def question_attributes(question: str, facts) -> tuple[str, ...]:
+    """The attributes a question asks about: a relation said in its own words first (manager,
+    boss → reports_to), then the scope's own attributes whose every word the question says
+    (in their other spellings: "payment provider" is payment_tool, "favourite coffee"
+    favorite_coffee), then the fixed question patterns ("where … live" → lives_in)."""
+    priority = priority_attributes(question)
+    if priority:
+        return priority
+    said = _terms(question)
+    best, best_score = None, (0, 0, 0.0)
+    for attribute in sorted(facts.order_by().values_list("attribute", flat=True).distinct()[:1000]):
+        words = [_TERM_SYNONYMS.get(w) or function_key(w) or w for w in attribute.split("_")]
+        content = [w for w in words if w not in _GENERIC_TERMS]
+        if not content or not all(w in said for w in content):
+            continue
+        said_generic = sum(1 for w in words if w in _GENERIC_TERMS and w in said)
+        # Most words said first; then the attribute said most fully ("decide about the dashboard":
+        # decision, wholly said, before dashboard_tool, half said).
+        score = (len(content), said_generic, (len(content) + said_generic) / len(words))
+        if score > best_score:
+            best, best_score = attribute, score
+    if best is not None:
+        return (best,)
+    return attributes_asked(question)
+
+
+def _subjects(scope: Scope, question: str, speaker: str) -> list[Entity]:
+    """Whom the question is about, in the order it names them: "I" the speaker, "we" / "our" the
+    team, else the entities it names."""
+    found = []
     if mentions_first_person(question):
-        return speaker_entity(scope, speaker)
+        me = speaker_entity(scope, speaker)
+        if me is not None:
+            found.append(me)
     named = entities_named(scope, question, None)
-    return named[0] if named else None
+    text = normalize_name(question)
+    named.sort(key=lambda e: min((text.find(normalize_name(a)) for a in e.aliases.values_list("alias", flat=True)
+                                  if normalize_name(a) in text), default=len(text)))
+    return found + [e for e in named if e not in found]
+
+
+def _attribute_of_value_named(question: str, facts) -> tuple[str, ...]:
+    """"What did we use before Adyen?" names no attribute, but a value: the attribute of the
+    fact that holds it (the longest value named, when several are)."""
+    text = f" {normalize_name(question)} "
+    named = [f for f in facts.exclude(value_normalized="").order_by("-valid_from", "-id")[:2000]
+             if f" {f.value_normalized} " in text]
+    if not named:
+        return ()
+    return (max(named, key=lambda f: len(f.value_normalized)).attribute,)
+
+
+def _valid_at(fact: Fact, moment: datetime) -> bool:
+    if fact.valid_to is not None and fact.valid_from is not None and fact.valid_to <= fact.valid_from:
+        return False  # corrected: never true
+    return (fact.valid_from is None or fact.valid_from <= moment) and (fact.valid_to is None or fact.valid_to > moment)
+
+
+def _never_true(fact: Fact) -> bool:
+    return fact.valid_to is not None and fact.valid_from is not None and fact.valid_to <= fact.valid_from
+
+
+def _on_topic(question: str, facts: list[Fact]) -> list[Fact]:
+    """Of many values ("we decided …"), those sharing most words with the question, newest
+    first; all of them when none does (the languages someone speaks)."""
+    said = _terms(question)
+    scored = [(len(said & _terms(f.value)), f) for f in facts]
+    top = max(score for score, _ in scored)
+    if top == 0:
+        return sorted(facts, key=lambda f: f.value.lower())
+    return [next(f for score, f in scored if score == top)]
+
+
+def _before_answer(question: str, rows: list[Fact], *, you: bool, by_id: dict) -> tuple[str, list[RecallItem]]:
+    """"What did we use before Adyen?": walk the supersession chain back from the fact with the
+    value named (or from the current one), past values that were corrected away."""
+    text = f" {normalize_name(question)} "
+    named = [f for f in rows if normalize_value(f.value) and f" {normalize_value(f.value)} " in text and not _never_true(f)]
+    later = named[0] if named else next((f for f in rows if f.status == FactStatus.ACTIVE), None)
+    if later is None:
+        return "", []
+    earlier = later.supersedes
+    while earlier is not None and _never_true(earlier):
+        earlier = earlier.supersedes
+    if earlier is None:
+        return "", []
+    who = "you" if you else earlier.subject.name
+    span = f"{_day(earlier.valid_from) if earlier.valid_from else '?'} to {_day(earlier.valid_to) if earlier.valid_to else 'now'}"
+    line = f"Before {later.value}: {who} {_label(earlier)} {earlier.value} ({span})."
+    return line, [by_id.get(str(earlier.public_id)) or _item(earlier), by_id.get(str(later.public_id)) or _item(later)]
+
+
+def _reverse_answer(usable, reverse: tuple[tuple[str, ...], str], *, as_of: datetime | None, by_id: dict) -> tuple[str, list[RecallItem]]:
+    """"Who owns billing?": the holder of the fact whose value the question names, now or then."""
+    attributes, what = reverse
+    wanted = _terms(re.sub(r"\b(?:in|during)\s+(?:\w+\s+)?\d{4}\b.*$", "", what))
+    rows = [f for f in usable.filter(attribute__in=attributes).order_by("-valid_from", "-id")[:500]
+            if wanted and wanted <= _terms(f.value) | _terms(f.value + " service team")]
+    rows = [f for f in rows if (_valid_at(f, as_of) if as_of is not None else f.status == FactStatus.ACTIVE)]
+    if not rows:
+        return "", []
+    fact = rows[0]
+    line = f"{fact.subject.name} {_label(fact)} {fact.value}{_since(fact)}."
+    if as_of is not None:
+        line = f"As of {_day(as_of)}: {line}"
+    return line, [by_id.get(str(fact.public_id)) or _item(fact)]
+
+
+def _label(fact: Fact) -> str:
+    if fact.attribute.endswith("_tool"):
+        return f"used for {fact.attribute.removesuffix('_tool').replace('_', ' ')}:"
+    return {"lives_in": "lived in" if fact.status != FactStatus.ACTIVE else "lives in", "works_at": "worked at",
+            "reports_to": "reports to", "owns": "owns", "leads": "leads"}.get(fact.attribute, fact.attribute.replace("_", " ") + ":")
+
+
+def _evidence_answer(question: str, items: list[RecallItem]) -> tuple[str, RecallItem | None]:
+    """When no fact answers but what was said does ("Our on-call tool is PagerDuty" for "which
+    on-call tool do we use?"): the sentence of the evidence sharing most content words with the
+    question, quoted with who said it and when."""
+    said = _terms(question) - _GENERIC_TERMS
+    if not said:
+        return "", None
+    best, best_item, best_score = "", None, 0
+    for item in items:
+        for sentence in re.split(r"(?<=[.!?])\s+", item.text or ""):
+            if sentence.rstrip().endswith("?"):
+                continue
+            score = len(said & _terms(sentence))
+            if score > best_score:
+                best, best_item, best_score = sentence.strip(), item, score
+    if best_item is None or best_score < min(2, len(said)):
+        return "", None
+    who = f"{best_item.speaker} said" if getattr(best_item, "speaker", "") else "It was said"
+    when = f" on {_day(best_item.occurred_at)}" if best_item.occurred_at else ""
+    return f'{who}{when}: "{best}"', best_item
 
 
 def _since(fact: Fact) -> str:

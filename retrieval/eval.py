@@ -272,3 +272,156 @@ def format_report(report: dict) -> str:
     if report.get("defects"):
         lines.append("evidence ids: " + ", ".join(f"{name.replace('_', ' ')} {count}" for name, count in sorted(report["defects"].items())))
     return "\n".join(lines)
+
+
+# --- `memoryweb eval scenarios`: what a colleague should answer ----------------------------------
+
+SCENARIOS_DIR = Path(__file__).resolve().parent / "scenarios"
+DEFAULT_SCENARIO = SCENARIOS_DIR / "team.yaml"
+
+
+@dataclass
+class ScenarioQuestion:
+    text: str
+    expect: list[str]
+    reject: list[str]
+    kind: str
+    asker: str = ""
+
+
+@dataclass
+class Scenario:
+    team: str
+    now: datetime
+    statements: list[tuple[datetime, str, str]]  # (said at, speaker, text)
+    questions: list[ScenarioQuestion]
+
+
+def _moment(value, *, what: str) -> datetime:
+    from datetime import date
+
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day, 12, tzinfo=UTC)
+    try:
+        return _moment(datetime.fromisoformat(str(value)), what=what)
+    except ValueError:
+        raise InvalidInput(f"{what}: {value!r} is not an ISO date.") from None
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """A scenario file (YAML): team, now, statements [{at, by, text}], questions [{q, expect,
+    reject, kind, as}]. InvalidInput names what is wrong."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except FileNotFoundError:
+        raise InvalidInput(f"No scenario file at {path}.") from None
+    except yaml.YAMLError as exc:
+        raise InvalidInput(f"{path} is not YAML: {str(exc).splitlines()[0]}.") from None
+    if not isinstance(data, dict) or not isinstance(data.get("statements"), list) or not isinstance(data.get("questions"), list):
+        raise InvalidInput(f"{path} is not a scenario file (team, now, statements, questions).")
+    statements = []
+    for number, row in enumerate(data["statements"], start=1):
+        if not isinstance(row, dict) or not str(row.get("text") or "").strip() or "at" not in row:
+            raise InvalidInput(f"{path}: statement {number} needs at and text.")
+        statements.append((_moment(row["at"], what=f"statement {number}"), str(row.get("by") or ""), str(row["text"])))
+    questions = []
+    for number, row in enumerate(data["questions"], start=1):
+        if not isinstance(row, dict) or not str(row.get("q") or "").strip() or not row.get("expect"):
+            raise InvalidInput(f"{path}: question {number} needs q and expect.")
+        questions.append(ScenarioQuestion(
+            text=str(row["q"]), expect=[str(v) for v in row["expect"]], reject=[str(v) for v in row.get("reject") or []],
+            kind=str(row.get("kind") or "other"), asker=str(row.get("as") or ""),
+        ))
+    now = _moment(data.get("now") or statements[-1][0] + timedelta(days=1), what="now")
+    return Scenario(team=str(data.get("team") or "team"), now=now, statements=statements, questions=questions)
+
+
+def normalised_answer(text: str) -> str:
+    """Case, accents, punctuation and spacing ignored: how expected values are looked for."""
+    import unicodedata
+
+    text = unicodedata.normalize("NFKD", text or "").encode("ascii", "ignore").decode().casefold()
+    return " ".join(re.sub(r"[^a-z0-9]+", " ", text).split())
+
+
+def answer_is_right(answer_text: str, question: ScenarioQuestion) -> bool:
+    """Every expected value appears in the answer (as whole words, normalised) and no rejected one does."""
+    found = f" {normalised_answer(answer_text)} "
+    has = lambda value: f" {normalised_answer(value)} " in found  # noqa: E731
+    return all(has(v) for v in question.expect) and not any(has(v) for v in question.reject)
+
+
+def run_scenarios(*, owner, path: str | Path = DEFAULT_SCENARIO, progress: Callable[..., None] | None = None) -> dict:
+    """Store the scenario's statements in a throwaway scope of a throwaway team (named as the
+    scenario says), extract each as the worker would, ask every question through `answer`, score."""
+    from accounts.services import team_create
+    from memories.services.extract import episode_extract
+    from memories.services.ingest import remember
+    from memories.models import Episode
+    from retrieval.answer import answer
+
+    from memories.extraction.extractors import extractor_get
+
+    scenario = load_scenario(path)
+    extractor = extractor_get().name
+    progress = progress or no_progress
+    suffix = uuid.uuid4().hex[:8]
+    team = team_create(actor=None, slug=f"eval-scenario-{suffix}", name=scenario.team, owner=owner)
+    scope = Scope.objects.create(team=team, slug=f"eval-scenario-{suffix}", name=f"Scenario {scenario.team}")
+    records: list[dict] = []
+    failed_extractions = 0
+    try:
+        for number, (when, speaker, text) in enumerate(scenario.statements, start=1):
+            progress(number - 1, len(scenario.statements), "statements")
+            result = remember(scope=scope, text=text, speaker=speaker, occurred_at=when, actor=None, source="eval", enqueue=False)
+            episode = Episode.objects.get(public_id=result.episodes[0].episode_id)
+            if episode_extract(episode_pk=episode.pk).status != "done":
+                failed_extractions += 1
+        index_pending(scope=scope)
+        provider = "offline"
+        for number, question in enumerate(scenario.questions, start=1):
+            progress(number - 1, len(scenario.questions), "questions")
+            reply = answer(scope=scope, question=question.text, speaker=question.asker, now=scenario.now)
+            provider = reply.provider
+            records.append({
+                "question": question.text, "kind": question.kind, "as": question.asker, "expect": question.expect,
+                "reject": question.reject, "answer": reply.text, "right": answer_is_right(reply.text, question),
+            })
+        progress(len(scenario.questions), len(scenario.questions), "questions")
+    finally:
+        _drop_scope(scope)
+        team.delete()
+    return summarise_scenarios(records, statements=len(scenario.statements), failed_extractions=failed_extractions,
+                               extractor=extractor, provider=provider, scenario=str(path))
+
+
+def summarise_scenarios(records: list[dict], **about) -> dict:
+    def stats(rows: list[dict]) -> dict:
+        right = sum(1 for r in rows if r["right"])
+        return {"questions": len(rows), "right": right, "accuracy": round(right / len(rows), 4) if rows else 0.0}
+
+    kinds = defaultdict(list)
+    for r in records:
+        kinds[r["kind"]].append(r)
+    return {
+        **about, **stats(records), "by_kind": {kind: stats(rows) for kind, rows in sorted(kinds.items())},
+        "wrong": [r for r in records if not r["right"]],
+    }
+
+
+def format_scenario_report(report: dict) -> str:
+    lines = [f"Scenario {report['scenario']}: {report['statements']} statements read by {report['extractor']}, "
+             f"answers by {report['provider']}",
+             f"{'kind':<14}{'questions':>10}{'right':>8}{'accuracy':>10}"]
+    for kind, row in report["by_kind"].items():
+        lines.append(f"{kind:<14}{row['questions']:>10}{row['right']:>8}{row['accuracy']:>10.3f}")
+    lines.append(f"{'all':<14}{report['questions']:>10}{report['right']:>8}{report['accuracy']:>10.3f}")
+    if report.get("failed_extractions"):
+        lines.append(f"extractions failed: {report['failed_extractions']}")
+    for wrong in report["wrong"]:
+        lines.append(f"wrong: {wrong['question']} (expected {', '.join(wrong['expect'])}) -> {wrong['answer'].splitlines()[0]}")
+    return "\n".join(lines)

@@ -10,9 +10,24 @@ from memories.extraction.lexicon import FIRST_PERSON
 # A word of a question: letters and digits, with inner apostrophes ("I'm", "Caroline’s").
 WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 
+# "Who owns billing?", "who leads the platform team?", "who reports to Priya?": the subject is
+# asked for, by the value of its fact.
+REVERSE_PATTERNS: list[tuple[re.Pattern, tuple[str, ...]]] = [
+    (re.compile(r"^\s*who\s+(?:owns|owned|maintains|maintained|(?:is|was)\s+(?:responsible\s+for|in\s+charge\s+of|the\s+owner\s+of)|"
+                r"took\s+over)\s+(?P<what>.+?)\s*\??$", re.I), ("owns",)),
+    (re.compile(r"^\s*who\s+(?:leads|led|runs|ran|heads|headed|manages|managed|(?:is|was)\s+(?:the\s+)?(?:lead|head|leader)\s+of)\s+"
+                r"(?P<what>.+?)\s*\??$", re.I), ("leads",)),
+    (re.compile(r"^\s*who\s+(?:reports|reported)\s+to\s+(?P<what>.+?)\s*\??$", re.I), ("reports_to",)),
+]
+# Asked before the vocabulary of the scope is looked at (question_attributes in answer.py):
+# relations whose words would otherwise match another attribute ("maya's lead" is not leads).
+PRIORITY_PATTERNS: list[tuple[re.Pattern, tuple[str, ...]]] = [
+    (re.compile(r"\b(manager|managers|boss|supervisor|report|reports|reporting|reported|manages|managed)\b|'s\s+lead\b", re.I), ("reports_to",)),
+    (re.compile(r"\b(hate|hates|hated|dislike|dislikes|disliked|can'?t stand)\b", re.I), ("dislikes",)),
+]
 # Question words → the attributes that answer them, most specific first.
 ATTRIBUTE_PATTERNS: list[tuple[re.Pattern, tuple[str, ...]]] = [
-    (re.compile(r"\b(live|lives|living|lived|reside|resides|home|hometown|city|address|moved?)\b", re.I), ("lives_in",)),
+    (re.compile(r"\b(live|lives|living|lived|reside|resides|based|home|hometown|city|address|moved?)\b", re.I), ("lives_in",)),
     (re.compile(r"\b(job|jobs|work|works|working|worked|employer|company|role|position|title|occupation|profession|career|for a living)\b", re.I), ("role", "works_at")),
     (re.compile(r"\b(pets?|dogs?|cats?)\b", re.I), ("has_pet",)),
     (re.compile(r"\b(like|likes|love|loves|enjoy|enjoys|hobby|hobbies|fan of|into|play|plays|playing)\b", re.I), ("likes", "loves", "enjoys", "hobby", "plays")),
@@ -32,8 +47,23 @@ _QUESTION_START = re.compile(
 )
 
 
+def reverse_asked(question: str) -> tuple[tuple[str, ...], str] | None:
+    """(attributes, the value named) for "who owns the billing service?", else None."""
+    for pattern, attributes in REVERSE_PATTERNS:
+        if m := pattern.match(question):
+            return attributes, m["what"]
+    return None
+
+
+def priority_attributes(question: str) -> tuple[str, ...]:
+    for pattern, attributes in PRIORITY_PATTERNS:
+        if pattern.search(question):
+            return attributes
+    return ()
+
+
 def attributes_asked(question: str) -> tuple[str, ...]:
-    for pattern, attributes in ATTRIBUTE_PATTERNS:
+    for pattern, attributes in PRIORITY_PATTERNS + ATTRIBUTE_PATTERNS:
         if pattern.search(question):
             return attributes
     return ()

@@ -260,3 +260,17 @@ def resolve_anchor(window: TimeWindow, *, moved_at: datetime | None) -> TimeWind
     if relation == "before":
         return replace(window, start=None, end=moved_at, anchor="")
     return replace(window, start=moved_at, end=None, anchor="")
+
+
+_PAST_STATE = re.compile(r"\b(did|was|were|used to|had|led|owned|lived|worked|reported)\b", re.I)
+
+
+def as_of_in_question(text: str, *, now: datetime) -> datetime | None:
+    """"Where did ada live in August 2026?": a question about a state in the past, at a named
+    time, asks as the memory stood then: the end of the named window (before `now`)."""
+    if not _PAST_STATE.search(text) or re.search(r"\b(?:since|after|before|until|till)\b", text, re.I):
+        return None
+    window = parse_time(text, now=now)
+    if window is None or window.anchor or window.end is None or window.start is None:
+        return None
+    return min(window.end, now) - timedelta(microseconds=1)

@@ -13,7 +13,7 @@ from typing import Protocol
 
 from memoryweb.providers.llm import LLM, get_llm
 from memories.extraction import offline
-from memories.extraction.lexicon import FIRST_PERSON_PLURAL, SPEAKER_REFERENCES
+from memories.extraction.lexicon import SPEAKER_REFERENCES, TEAM_WORDS
 from memories.extraction.prompts import decide_prompt, decide_system, extraction_prompt, extraction_system
 from memories.extraction.schemas import ExtractedEntity, ExtractedFact, Extraction, ReconcileDecision
 
@@ -22,7 +22,7 @@ class Extractor(Protocol):
     name: str
     is_offline: bool
 
-    def extract(self, *, text: str, speaker: str, occurred_at: datetime) -> Extraction: ...
+    def extract(self, *, text: str, speaker: str, occurred_at: datetime, team: str | None = None) -> Extraction: ...
 
     def decide(self, *, fact: ExtractedFact, candidates: list[dict]) -> ReconcileDecision | None: ...
 
@@ -33,8 +33,8 @@ class OfflineExtractor:
     name = "offline"
     is_offline = True
 
-    def extract(self, *, text: str, speaker: str, occurred_at: datetime) -> Extraction:
-        return offline.extract(text=text, speaker=speaker, occurred_at=occurred_at)
+    def extract(self, *, text: str, speaker: str, occurred_at: datetime, team: str | None = None) -> Extraction:
+        return offline.extract(text=text, speaker=speaker, occurred_at=occurred_at, team=team)
 
     def decide(self, *, fact: ExtractedFact, candidates: list[dict]) -> ReconcileDecision | None:
         return None
@@ -49,10 +49,10 @@ class ModelExtractor:
         self.llm = llm
         self.name = llm.name
 
-    def extract(self, *, text: str, speaker: str, occurred_at: datetime) -> Extraction:
-        user = extraction_prompt(text=text, speaker=speaker, occurred_at=occurred_at)
+    def extract(self, *, text: str, speaker: str, occurred_at: datetime, team: str | None = None) -> Extraction:
+        user = extraction_prompt(text=text, speaker=speaker, occurred_at=occurred_at, team=team)
         extraction = self.llm.complete_json(system=extraction_system(), user=user, schema=Extraction)
-        return extraction_tidied(extraction=extraction, speaker=speaker, occurred_at=occurred_at)
+        return extraction_tidied(extraction=extraction, speaker=speaker, occurred_at=occurred_at, team=team)
 
     def decide(self, *, fact: ExtractedFact, candidates: list[dict]) -> ReconcileDecision:
         """ADD / UPDATE / DELETE / NOOP for `fact` against `candidates` ([{id, attribute, value,
@@ -83,32 +83,36 @@ def extractor_get() -> Extractor:
     return OfflineExtractor() if llm.is_offline else ModelExtractor(llm=llm)
 
 
-# A model may name the speaker "I", "user" or "we" instead of by name.
-_SPEAKER_WORDS = SPEAKER_REFERENCES | FIRST_PERSON_PLURAL
-
-
-def extraction_tidied(*, extraction: Extraction, speaker: str, occurred_at: datetime) -> Extraction:
-    """What models get wrong without being invalid: "I" as a subject, dates without a time zone,
-    entities they forgot to list."""
+def extraction_tidied(*, extraction: Extraction, speaker: str, occurred_at: datetime, team: str | None = None) -> Extraction:
+    """What models get wrong without being invalid: "I" or "we" as a subject (the speaker; "we"
+    the team in a team's scope), dates without a time zone, entities they forgot to list, a tool
+    attribute spelt by its function ("payment_provider")."""
     speaker = (speaker or "").strip() or "user"
+    team = (team or "").strip() or None
     tz = occurred_at.tzinfo or UTC
+
+    def who(name: str) -> str:
+        key = name.strip().lower()
+        if key in TEAM_WORDS:
+            return team or speaker
+        return speaker if key in SPEAKER_REFERENCES else name
 
     def aware(value: datetime | None) -> datetime | None:
         return value.replace(tzinfo=tz) if value is not None and value.tzinfo is None else value
 
     facts = []
     for fact in extraction.facts:
-        subject = speaker if fact.subject.strip().lower() in _SPEAKER_WORDS else fact.subject
-        facts.append(fact.model_copy(update={"subject": subject, "valid_from": aware(fact.valid_from)}))
+        facts.append(fact.model_copy(update={"subject": who(fact.subject), "valid_from": aware(fact.valid_from)}))
     entities, known = [], set()
     for entity in extraction.entities:
-        name = speaker if entity.name.strip().lower() in _SPEAKER_WORDS else entity.name
+        name = who(entity.name)
         if name.lower() not in known:
             entities.append(entity.model_copy(update={"name": name}))
             known.add(name.lower())
     for fact in facts:
         if fact.subject.lower() not in known:
-            entities.append(ExtractedEntity(name=fact.subject, kind="person", role="actor"))
+            kind = "organization" if team and fact.subject == team else "person"
+            entities.append(ExtractedEntity(name=fact.subject, kind=kind, role="actor"))
             known.add(fact.subject.lower())
         if fact.object_entity and fact.object_entity.lower() not in known:
             role = "location" if fact.object_kind == "place" else "object"

@@ -24,8 +24,21 @@ What to extract
   Nothing from questions, greetings, small talk, plans, wishes or hypotheticals ("I might move",
   "I'd love to live in Paris"). One fact per state: a job statement gives separate facts for the
   organization (works_at), the title (role) and the city (lives_in).
-- subject: who the fact is about. For the first person (I, me, my, we) use the speaker's name
-  exactly as given; never "I", "me" or "user". For a named third person, their name.
+- subject: who the fact is about. For the first person (I, me, my) use the speaker's name
+  exactly as given; never "I", "me" or "user". For "we", "us", "our": the team's name when the
+  prompt names a team (the team's tools, decisions, owners), else the speaker's name. For a named
+  third person, their name.
+- Team knowledge is first-class: the tool or vendor for a function is <function>_tool
+  ("Our payment provider is Adyen" -> payment_tool = Adyen; "We use Linear for tickets" ->
+  ticket_tool = Linear; billing means payment); "We switched X from A to B" -> X's tool, value B,
+  previous_value A; "Dana owns the billing service" -> Dana owns = billing service; "Maya reports
+  to Tomasz" -> Maya reports_to = Tomasz (manager, boss, lead: reports_to); "Priya leads the
+  platform team" -> leads; "We decided to keep Postgres" -> decision = keep Postgres; "The staging
+  password rotates every Friday" -> staging_password_schedule = every Friday; "The launch is on
+  12 May" -> launch_date = 12 May <year>.
+- Corrections ("Correction: I moved to Munich, not Berlin", "Actually, it's Porto, not Lisbon",
+  "No, my manager is Marco, not Priya"): the right value, with corrects = the wrong value. When
+  the text does not say which attribute ("it's Porto, not Lisbon"), attribute corrected_value.
 - attribute: snake_case. Use this vocabulary whenever it fits:
 {_VOCABULARY}
   For "my X is Y" use X in snake_case ("my favorite color is blue" -> favorite_color = blue).
@@ -73,9 +86,10 @@ Reply with ONE JSON object and nothing else, matching this JSON schema:
 {schema}"""
 
 
-def extraction_prompt(*, text: str, speaker: str, occurred_at: datetime) -> str:
+def extraction_prompt(*, text: str, speaker: str, occurred_at: datetime, team: str | None = None) -> str:
     said = occurred_at.isoformat() if occurred_at.tzinfo else occurred_at.replace(tzinfo=UTC).isoformat()
-    return f"Speaker: {speaker or 'user'}\nSaid at: {said} ({occurred_at:%A})\nMessage:\n<<<\n{text}\n>>>"
+    team_line = f"Team (whom we / us / our mean): {team}\n" if team else ""
+    return f"Speaker: {speaker or 'user'}\n{team_line}Said at: {said} ({occurred_at:%A})\nMessage:\n<<<\n{text}\n>>>"
 
 
 def decide_prompt(*, fact: ExtractedFact, candidates: list[dict]) -> str:

@@ -88,6 +88,9 @@ class ExtractedFact(_Strict):
     valid_from: datetime | None = Field(default=None, description="when this became true, if the text says")
     previous_value: str | None = Field(default=None, description="the value it replaced ('moved from X to Y': X)")
     negated: bool = Field(default=False, description="the text says this is no longer / not true")
+    corrects: str | None = Field(
+        default=None, description="a correction ('Munich, not Berlin'): the wrong value said before, which this replaces from its start"
+    )
     confidence: float = Field(default=0.9, ge=0, le=1)
     importance: float | None = Field(default=None, ge=0, le=1)
 

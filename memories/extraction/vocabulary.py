@@ -1,9 +1,13 @@
 """The attribute vocabulary, in one place: which attributes there are, what each means, which hold
 one value at a time, and the other spellings models use for them.
 
-Single-valued attributes (lives_in, works_at, role, age, relationship_status, name, email, phone,
-favorite_* …) hold one current value per subject, so a new value supersedes the old one;
-everything else (likes, dislikes, has_pet, has_child, speaks, visited …) accumulates. An attribute
+Single-valued attributes (lives_in, works_at, role, reports_to, age, relationship_status, name,
+email, phone, favorite_*, and the families <function>_tool, <thing>_schedule, <thing>_date …)
+hold one current value per subject, so a new value supersedes the old one; owns and leads hold
+one subject per value (a service has one owner); everything else (likes, dislikes, has_pet,
+has_child, speaks, visited, uses, decision …) accumulates. A team's tools are named by their
+function (`tool_attribute`), whatever the word for the tool: payment provider, billing service
+and payment processor are all payment_tool. An attribute
 outside the vocabulary accumulates too: adding never ends a true fact by mistake.
 
 The offline rules use these names always, the model prompts as a recommendation
@@ -47,14 +51,46 @@ ATTRIBUTES: dict[str, str] = {
     "phone": "phone number",
     "birthday": "birthday as said",
     "number_of_children": "how many children",
+    # A team's own knowledge (subject: the team, or a person)
+    "reports_to": "the subject's manager (boss, lead, supervisor): whom they report to",
+    "leads": "a team, project or area the subject leads (one lead per object)",
+    "owns": "a service, system or area the subject owns (one owner per object)",
+    "uses": "a tool or vendor the subject uses (many)",
+    "<function>_tool": "the tool or vendor used for one function, e.g. payment_tool = Adyen, ticket_tool = Linear, "
+    "ci_tool, on_call_tool, chat_tool, code_tool; provider / vendor / service / tracker / host mean tool",
+    "decision": "something decided or agreed, as said ('keep Postgres for the queue')",
+    "<thing>_schedule": "how often something recurs ('every Friday'), e.g. staging_password_schedule",
+    "<thing>_date": "when an event is due, as a date ('12 May 2026'), e.g. launch_date",
 }
 SINGLE_VALUED_ATTRIBUTES: frozenset[str] = frozenset(
     {
         "lives_in", "works_at", "role", "studies_at", "studies", "is_from", "grew_up_in", "born_in",
         "birth_date", "age", "spouse", "partner", "relationship_status", "mother", "father",
-        "name", "email", "phone", "birthday", "number_of_children", "boss",
+        "name", "email", "phone", "birthday", "number_of_children", "reports_to",
     }
 )  # fmt: skip
+# One subject per (attribute, value): a service has one owner, a team one lead, so a new owner of
+# the billing service supersedes the old owner's fact (reconcile reads this).
+SINGLE_SUBJECT_ATTRIBUTES: frozenset[str] = frozenset({"owns", "leads"})
+# Families of attributes by their ending: one tool per function, one schedule, one date.
+SINGLE_VALUED_SUFFIXES = ("_tool", "_schedule", "_date")
+# "payment_provider", "error_tracker", "code_host" are one tool per function: payment_tool …
+TOOL_WORDS = frozenset({
+    "tool", "tools", "provider", "providers", "vendor", "vendors", "processor", "platform", "system", "service",
+    "services", "tracker", "host", "hosting", "app", "software", "solution", "stack",
+})  # fmt: skip
+# Words for one function, the first spelling kept: billing is payment, tickets are ticket …
+FUNCTION_SYNONYMS = {
+    "billing": "payment", "payments": "payment", "pay": "payment", "tickets": "ticket", "ticketing": "ticket",
+    "issues": "ticket", "issue": "ticket", "oncall": "on_call", "on-call": "on_call", "paging": "on_call",
+    "alerting": "on_call", "errors": "error", "dashboards": "dashboard", "docs": "doc", "documentation": "doc",
+    "messaging": "chat", "repos": "code", "repository": "code", "repositories": "code", "git": "code",
+    "designs": "design", "deployments": "deploy", "deploys": "deploy", "monitoring": "dashboard",
+}  # fmt: skip
+
+# "Actually, it's Porto, not Lisbon" names no attribute: the extractor says this, and the memory
+# finds the attribute of the subject's active fact whose value is the wrong one.
+CORRECTION_ATTRIBUTE = "corrected_value"
 
 # Other spellings of vocabulary attributes, mapped before facts are compared: a model that writes
 # "resides_in" means lives_in, and must supersede the old city like lives_in does.
@@ -67,6 +103,12 @@ SYNONYMS = {
     "pet": "has_pet", "pets": "has_pet", "child": "has_child", "children": "has_child",
     "language": "speaks", "languages": "speaks", "favourite_color": "favorite_color",
     "studying_at": "studies_at", "school": "studies_at",
+    "boss": "reports_to", "manager": "reports_to", "has_manager": "reports_to", "supervisor": "reports_to",
+    "report_to": "reports_to", "reports_to": "reports_to", "lead": "reports_to", "managed_by": "reports_to",
+    "owner_of": "owns", "own": "owns", "is_responsible_for": "owns", "responsible_for": "owns",
+    "lead_of": "leads", "led": "leads", "leads_team": "leads", "heads": "leads", "runs": "leads",
+    "use": "uses", "uses_tool": "uses", "tool": "uses", "tools": "uses", "decided": "decision", "decisions": "decision",
+    "policy": "decision",
 }  # fmt: skip
 
 
@@ -74,10 +116,41 @@ def canonical_attribute(attribute: str) -> str:
     key = "_".join(attribute.lower().replace("-", " ").split())
     if key.startswith("favourite_"):
         key = "favorite_" + key.removeprefix("favourite_")
-    return SYNONYMS.get(key, key)
+    if key in SYNONYMS:
+        return SYNONYMS[key]
+    parts = key.split("_")
+    if len(parts) > 1 and parts[-1] in TOOL_WORDS and parts[0] not in {"favorite", "uses"}:
+        return tool_attribute(" ".join(parts[:-1]))
+    return key
+
+
+def function_key(words: str) -> str:
+    """"the billing service" → "payment", "on-call" → "on_call", "CI" → "ci", "dashboards" → "dashboard"."""
+    out = []
+    for word in words.lower().replace("-", " ").replace("_", " ").split():
+        if word in {"the", "our", "a", "an", "my", "for", "of", "team", "team's"} or word in TOOL_WORDS:
+            continue
+        word = FUNCTION_SYNONYMS.get(word, word)
+        if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+            word = FUNCTION_SYNONYMS.get(word[:-1], word[:-1])
+        out.append(word)
+    joined = "_".join(out)
+    return {"on_call": "on_call"}.get(joined, FUNCTION_SYNONYMS.get(joined.replace("_", "-"), joined))
+
+
+def tool_attribute(function: str) -> str:
+    """The attribute for the tool of one function: "billing service" → payment_tool."""
+    key = function_key(function)
+    return f"{key}_tool" if key else "uses"
 
 
 def is_single_valued(attribute: str) -> bool:
-    """lives_in, works_at, role, favorite_* … hold one value; likes, has_*, visited … accumulate."""
+    """lives_in, works_at, role, reports_to, favorite_*, *_tool, *_schedule, *_date … hold one value;
+    likes, has_*, visited, uses, decision … accumulate."""
     canonical = canonical_attribute(attribute)
-    return canonical in SINGLE_VALUED_ATTRIBUTES or canonical.startswith("favorite_")
+    return canonical in SINGLE_VALUED_ATTRIBUTES or canonical.startswith("favorite_") or canonical.endswith(SINGLE_VALUED_SUFFIXES)
+
+
+def is_single_subject(attribute: str) -> bool:
+    """owns, leads: one subject holds a value at a time (a service has one owner)."""
+    return canonical_attribute(attribute) in SINGLE_SUBJECT_ATTRIBUTES

@@ -32,10 +32,11 @@ from memoryweb.queue import enqueue
 from memories.extraction import extractors
 from memories.extraction.extractors import Extractor
 from memories.extraction.schemas import ExtractedFact, Extraction, ReconcileDecision
-from memories.extraction.vocabulary import canonical_attribute
-from memories.models import EmbeddingTarget, Episode, EpisodeStatus, EntityKind, Fact, Mention, MentionRole, Review, Scope
+from memories.extraction.vocabulary import CORRECTION_ATTRIBUTE, canonical_attribute
+from memories.models import EmbeddingTarget, Episode, EpisodeStatus, EntityKind, Fact, FactStatus, Mention, MentionRole, Review, Scope
+from memories.normalize import normalize_value
 from memories.services.reconcile import FactChange, NewFact, active_candidates, fact_reconcile, same_value
-from memories.services.resolve import Resolver
+from memories.services.resolve import Resolver, team_name
 from memories.services.indexing import queue_index
 from memories.services.vectors import Vectors
 
@@ -172,7 +173,8 @@ def speaker_name(episode: Episode) -> str:
 def _extract(episode: Episode, extractor: Extractor) -> ExtractionOutcome:
     scope = episode.scope
     speaker = speaker_name(episode)
-    extraction = extractor.extract(text=episode.text, speaker=speaker, occurred_at=episode.occurred_at)
+    team = team_name(scope)
+    extraction = extractor.extract(text=episode.text, speaker=speaker, occurred_at=episode.occurred_at, team=team)
     if not isinstance(extraction, Extraction):
         extraction = Extraction.model_validate(extraction)
     extraction, dropped = _capped(extraction, episode=episode)
@@ -196,11 +198,16 @@ def _extract(episode: Episode, extractor: Extractor) -> ExtractionOutcome:
         mentions: set[tuple[int, str]] = set()
         speaker_entity = resolver.resolve(speaker, kind=EntityKind.PERSON).entity
         mentions.add((speaker_entity.pk, MentionRole.ACTOR))
+        team_entity = resolver.team_entity(team) if team else None
         for entity in extraction.entities:
             mentions.add((resolver.resolve(entity.name, kind=entity.kind).entity.pk, entity.role))
 
         changes = []
         for index, extracted in enumerate(extraction.facts):
+            if canonical_attribute(extracted.attribute) == CORRECTION_ATTRIBUTE:
+                extracted = _correction_placed(extracted, scope=scope, resolver=resolver, subjects=[speaker_entity, team_entity])
+                if extracted is None:
+                    continue  # "it's Porto, not Lisbon" with no Lisbon known: nothing to correct
             new = _resolved(extracted, resolver=resolver, default_from=default_from, said_at=episode.occurred_at,
                             importance=extraction.importance)
             mentions.add((new.subject.pk, MentionRole.ACTOR))
@@ -222,6 +229,26 @@ def _extract(episode: Episode, extractor: Extractor) -> ExtractionOutcome:
     if changes:
         queue_index(episode.scope)  # new and superseded facts become searchable
     return ExtractionOutcome(episode.public_id, EpisodeStatus.DONE, changes=changes, facts_dropped=dropped)
+
+
+def _correction_placed(extracted: ExtractedFact, *, scope: Scope, resolver: Resolver, subjects: list) -> ExtractedFact | None:
+    """"Actually, it's Porto, not Lisbon" names no attribute: the one of the active fact, of the
+    speaker (or the team), whose value is the wrong one. None when there is no such fact."""
+    wrong = normalize_value(extracted.corrects or "")
+    named = resolver.find(extracted.subject)
+    for subject in [named, *subjects]:
+        if subject is None or not wrong:
+            continue
+        fact = (Fact.objects.in_scope(scope).filter(subject=subject, status=FactStatus.ACTIVE, value_normalized=wrong)
+                .order_by("-valid_from", "-id").first())
+        if fact is not None:
+            sentence = fact.sentence.replace(fact.value, extracted.value) if fact.value in fact.sentence else extracted.sentence
+            return extracted.model_copy(update={
+                "subject": fact.subject.name, "attribute": fact.attribute, "sentence": sentence,
+                "object_entity": extracted.value if fact.object_entity_id else None,
+                "object_kind": fact.object_entity.kind if fact.object_entity_id else "other",
+            })
+    return None
 
 
 def _review_for(scope: Scope, new: NewFact) -> dict:
@@ -271,6 +298,7 @@ def _resolved(extracted: ExtractedFact, *, resolver: Resolver, default_from: dat
         previous_value=extracted.previous_value,
         previous_entity=previous_entity,
         negated=extracted.negated,
+        corrects=extracted.corrects,
         confidence=extracted.confidence,
         importance=extracted.importance if extracted.importance is not None else importance,
     )
@@ -287,8 +315,8 @@ def _model_answers(extractor: Extractor, scope: Scope, speaker: str, vectors: Ve
             continue  # a new subject has no active facts to weigh
         attribute = canonical_attribute(extracted.attribute)
         candidates = active_candidates(scope=scope, subject=subject, attribute=attribute)[-20:]
-        if not candidates:
-            continue
+        if not candidates or extracted.corrects:
+            continue  # a correction is carried out by the rules, like `fact_correct`
         probe = NewFact(subject=subject, attribute=attribute, value=extracted.value, sentence=extracted.sentence, valid_from=None)
         if not extracted.negated and any(same_value(c, probe) for c in candidates):
             continue  # the rules know this one: NOOP

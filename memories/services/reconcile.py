@@ -28,7 +28,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from memories.extraction.schemas import ReconcileDecision
-from memories.extraction.vocabulary import is_single_valued
+from memories.extraction.vocabulary import is_single_subject, is_single_valued
 from memories.models import Entity, Episode, Fact, FactStatus, FactSupport, Provenance, Review, Scope
 from memories.normalize import normalize_value
 
@@ -50,6 +50,7 @@ class NewFact:
     negated: bool = False
     confidence: float = 0.9
     importance: float = 0.5
+    corrects: str | None = None  # a correction: the wrong value, replaced from its start
 
     @property
     def value_normalized(self) -> str:
@@ -137,6 +138,10 @@ def fact_reconcile(
         if earlier is not None and not new.negated:
             return FactChange(NOOP, new.attribute, new.value, target=earlier, reason="this episode said it before")
 
+    wrong = next((c for c in candidates if new.corrects and c.value_normalized == normalize_value(new.corrects)), None)
+    if wrong is not None and not new.negated:
+        return _correct(wrong, new=new, candidates=candidates, scope=scope, episode=episode, provenance=provenance, author=author,
+                        review=review)
     decision = decision_from_model(answer=model_answer, new=new, candidates=candidates) or decide_by_rules(
         new=new, candidates=candidates
     )
@@ -145,7 +150,42 @@ def fact_reconcile(
     fields = {"scope": scope, "source_episode": episode, "provenance": provenance, "author": author, "review": review}
     if hold and decision.action in (ADD, UPDATE):
         return _hold(change, new=new, episode=episode, fields=fields)
-    return _apply(change, decision, new=new, candidates=candidates, episode=episode, fields=fields)
+    change = _apply(change, decision, new=new, candidates=candidates, episode=episode, fields=fields)
+    if change.fact is not None and change.fact.status == FactStatus.ACTIVE and is_single_subject(new.attribute):
+        _end_other_holders(change.fact)
+    return change
+
+
+def _correct(wrong: Fact, *, new: NewFact, candidates: list[Fact], scope: Scope, episode: Episode | None, provenance: str, author,
+             review: str) -> FactChange:
+    """"Munich, not Berlin": the wrong fact was never true, so it ends where it began (an empty
+    interval, as `fact_correct` does) and the right one takes its place from its start."""
+    start = wrong.valid_from or new.valid_from
+    fact_end(wrong, status=FactStatus.SUPERSEDED, at=start)
+    change = FactChange(UPDATE, new.attribute, new.value, target=wrong, reason=f"a correction of {wrong.value}")
+    same = next((c for c in candidates if c.pk != wrong.pk and same_value(c, new)), None)
+    if same is not None:
+        change.action, change.target = NOOP, same
+        _support(same, episode=episode, new=new)
+        return change
+    corrected = NewFact(**{**new.__dict__, "valid_from": start})
+    change.fact = _create(corrected, scope=scope, source_episode=episode, provenance=provenance, author=author, review=review,
+                          supersedes=wrong)
+    return change
+
+
+def _end_other_holders(fact: Fact) -> None:
+    """owns / leads: one holder per value, so the previous holder's fact ends where this begins."""
+    others = (Fact.objects.in_scope(fact.scope).select_for_update()
+              .filter(attribute=fact.attribute, value_normalized=fact.value_normalized, status=FactStatus.ACTIVE)
+              .exclude(subject=fact.subject).order_by("valid_from", "id"))
+    for other in others:
+        if fact.valid_from and other.valid_from and other.valid_from > fact.valid_from:
+            continue  # told out of order: the other holder came later
+        fact_end(other, status=FactStatus.SUPERSEDED, at=fact.valid_from or timezone.now())
+        if fact.supersedes_id is None:
+            fact.supersedes = other
+            fact.save(update_fields=["supersedes", "updated_at"])
 
 
 def fact_release(*, scope: Scope, fact: Fact) -> FactChange:

@@ -24,7 +24,7 @@ from django.db.models import Q
 from django.db.models.functions import Length
 from pgvector.django import CosineDistance
 
-from memories.extraction.lexicon import SPEAKER_REFERENCES
+from memories.extraction.lexicon import SPEAKER_REFERENCES, TEAM_WORDS
 from memories.models import Embedding, EmbeddingTarget, Entity, EntityAlias, EntityKind, Scope
 from memories.normalize import normalize_name
 
@@ -70,6 +70,15 @@ class Resolver:
             name = self.speaker
         found = entity_find(scope=self.scope, name=name, vector=self._vector(name), model=self._model())
         return found[0] if found else None
+
+    def team_entity(self, team: str) -> Entity:
+        """The entity of the scope's team (an organization named as the team), created on demand,
+        with "we", "us", "our", "our team" and "the team" among its aliases so that questions
+        saying "we" find it."""
+        entity = self.resolve(team, kind=EntityKind.ORGANIZATION).entity
+        for word in sorted(TEAM_WORDS):
+            _alias_record(scope=self.scope, entity=entity, name=word)
+        return entity
 
     def resolve(self, name: str, *, kind: str = EntityKind.OTHER, create: bool = True) -> Resolution | None:
         name = " ".join(name.split())[:200]
@@ -186,6 +195,13 @@ def _containment(aliases, key: str) -> EntityAlias | None:
         return None
     around = Q(normalized__startswith=f"{key} ") | Q(normalized__endswith=f" {key}") | Q(normalized__contains=f" {key} ")
     return aliases.filter(around).order_by(Length("normalized"), "id").first()
+
+
+def team_name(scope: Scope) -> str | None:
+    """Whom "we" means in `scope`: its team's name, for a shared team; None in a personal scope
+    (there "we" is the speaker, as before)."""
+    team = scope.team
+    return None if team.personal_for_id is not None else (team.name or team.slug)
 
 
 def _kinds_compatible(existing: str, wanted: str) -> bool:

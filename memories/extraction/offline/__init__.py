@@ -10,8 +10,11 @@ it is given makes it raise.
 How it reads, in order: normalise quotes and contractions, split into sentences (questions are
 skipped), split sentences into clauses at conjunctions and commas that start a new subject, take
 date phrases out of each clause, find the clause's subject (I / we → the speaker; a capitalised
-name; "my sister Anna"; he/she → the last name mentioned), then match the predicate against the
-rules below, each of which gives one or more atomic facts.
+name; "my sister Anna"; he/she → the last name mentioned; we / our → the team in a team's scope),
+then match the predicate against the rules below, each of which gives one or more atomic facts.
+Team knowledge (tools by function, ownership, reporting lines, decisions, schedules, dates) is
+`rules/team.py`; a correction ("Correction: I moved to Munich, not Berlin", "Actually, it's Porto,
+not Lisbon") marks its facts with the value it corrects (`ExtractedFact.corrects`).
 """
 
 import logging
@@ -27,13 +30,16 @@ __all__ = ["MAX_FACTS", "extract"]
 log = logging.getLogger(__name__)
 
 
-def extract(*, text: str, speaker: str, occurred_at: datetime) -> Extraction:
-    """Entities, atomic facts, importance and (if the text says when) occurred_at. Never raises."""
+def extract(*, text: str, speaker: str, occurred_at: datetime, team: str | None = None) -> Extraction:
+    """Entities, atomic facts, importance and (if the text says when) occurred_at. Never raises.
+    `team`: the team whose scope this is; "we" / "our" then mean the team, not the speaker."""
     speaker_name = (speaker or "").strip() or "user"
     if occurred_at.tzinfo is None:
         occurred_at = occurred_at.replace(tzinfo=UTC)
-    ctx = Context(speaker=speaker_name, occurred_at=occurred_at, tz=occurred_at.tzinfo)
+    ctx = Context(speaker=speaker_name, occurred_at=occurred_at, tz=occurred_at.tzinfo, team=(team or "").strip() or None)
     ctx.subject_kinds[speaker_name] = "person"
+    if ctx.team:
+        ctx.subject_kinds[ctx.team] = "organization"
     for sentence in sentences(normalise(text or "")):
         if len(ctx.facts) >= MAX_FACTS:
             break

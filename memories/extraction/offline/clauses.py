@@ -5,6 +5,7 @@ import re
 
 from memories.extraction.offline.context import Clause, Context
 from memories.extraction.offline.dates import take_dates
+from memories.extraction.offline.rules.team import due_date
 from memories.extraction.offline.subjects import read_clause
 from memories.extraction.offline.words import PREDICATE_VERBS
 
@@ -12,7 +13,8 @@ MAX_CLAUSE_CHARS = 400  # longer "clauses" are run-ons or pasted data, not state
 _DISCOURSE = re.compile(
     r"^(?:(?:oh|ah|well|so|and|but|also|yeah|yes|yep|no|ok|okay|um|uh|hey|anyway|anyways|btw|by the way|"
     r"actually|honestly|guess what|fun fact|plus|then|lol|haha|wow|oh well|of course|besides|however|"
-    r"anyhow|in fact|as you know|you know|speaking of which|news|big news|update)\b[\s,:!.-]*)+",
+    r"anyhow|in fact|as you know|you know|speaking of which|news|big news|update|correction|to correct myself|sorry|"
+    r"i mean|i meant|wait)\b[\s,:!.-]*)+",
     re.I,
 )
 
@@ -87,6 +89,8 @@ def read_sentence(sentence: str, ctx: Context) -> None:
         if not piece or len(piece) > MAX_CLAUSE_CHARS:
             continue
         clause = Clause(text=piece, typed_lowercase=typed_lowercase)
+        if due_date(piece, clause, ctx):  # "the launch is on 12 May": the date is the value
+            continue
         clause.text, clause.valid_from = take_dates(clause.text, ctx)
         clauses.append(clause)
     # One date in a sentence ("Last week, I moved to Boston and started at MIT") covers its clauses.

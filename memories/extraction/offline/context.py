@@ -11,6 +11,7 @@ class Clause:
     text: str
     typed_lowercase: bool
     valid_from: datetime | None = None
+    corrects: str | None = None  # "I moved to Munich, not Berlin": the value said wrongly before
 
 
 @dataclass
@@ -18,10 +19,15 @@ class Context:
     speaker: str
     occurred_at: datetime
     tz: object
+    team: str | None = None  # in a team's scope, whom "we" / "our" mean; else the speaker
     facts: list[ExtractedFact] = field(default_factory=list)
     subject_kinds: dict[str, str] = field(default_factory=dict)
     last_third_person: str | None = None
     event_at: datetime | None = None
+
+    @property
+    def we(self) -> str:
+        return self.team or self.speaker
 
 
 @dataclass

@@ -15,7 +15,7 @@ _IMPORTANCE = {
     "mother": 0.75, "father": 0.75, "has_sister": 0.75, "has_brother": 0.75, "has_pet": 0.75,
     "lived_in": 0.7, "worked_at": 0.7, "age": 0.7, "name": 0.8, "email": 0.7, "phone": 0.7,
     "birthday": 0.75, "has_friend": 0.6, "speaks": 0.6, "visited": 0.55, "likes": 0.5,
-    "dislikes": 0.5, "plays": 0.5,
+    "dislikes": 0.5, "plays": 0.5, "reports_to": 0.8, "owns": 0.8, "leads": 0.8, "decision": 0.8, "uses": 0.7,
 }  # fmt: skip
 _DEFAULT_IMPORTANCE = 0.5
 
@@ -39,10 +39,17 @@ _SENTENCES = {
     "graduated_from": ("{s} graduated from {v}.", "{s} did not graduate from {v}."),
     "has_pet": ("{s} has a pet named {v}.", "{s} no longer has {v}."),
     "age": ("{s} is {v} years old.", "{s} is not {v} years old."),
+    "reports_to": ("{s} reports to {v}.", "{s} no longer reports to {v}."),
+    "owns": ("{s} owns {v}.", "{s} no longer owns {v}."),
+    "leads": ("{s} leads {v}.", "{s} no longer leads {v}."),
+    "uses": ("{s} uses {v}.", "{s} no longer uses {v}."),
+    "decision": ("{s} decided to {v}.", "{s} no longer plans to {v}."),
 }
 
 
 def _sentence_for(subject: str, attribute: str, value: str, negated: bool) -> str:
+    if attribute.endswith("_tool") and not negated:
+        return f"{subject} uses {value} for {attribute.removesuffix('_tool').replace('_', ' ')}."
     if attribute in _SENTENCES:
         template = _SENTENCES[attribute][1 if negated else 0]
     else:
@@ -83,6 +90,7 @@ def fact_add(
             valid_from=clause.valid_from,
             previous_value=previous,
             negated=negated,
+            corrects=clause.corrects if not negated else None,
             confidence=confidence,
             importance=importance,
         )

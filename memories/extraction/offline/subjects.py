@@ -6,6 +6,8 @@ import re
 from memories.extraction.offline.context import Clause, Context
 from memories.extraction.offline.facts import fact_add, relation_sentence
 from memories.extraction.offline.predicates import predicate_read
+from memories.extraction.offline.rules.team import our_detail, recurring
+from memories.extraction.vocabulary import CORRECTION_ATTRIBUTE
 from memories.extraction.offline.values import cut_value, job_title, plain_value, proper_name, snake_case
 from memories.extraction.offline.words import NAME, NOT_NAMES, PET_RE, PETS, PREDICATE_VERBS, RELATION_RE, RELATIONS
 
@@ -13,6 +15,12 @@ from memories.extraction.offline.words import NAME, NOT_NAMES, PET_RE, PETS, PRE
 def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> str | None:
     """Facts from one clause; returns its subject, which a following subjectless clause inherits."""
     text = clause.text
+    # "… Munich, not Berlin": a correction of the value said before.
+    if m := re.search(r",\s*(?:and\s+)?not\s+(?:in\s+|at\s+)?(?P<wrong>[^,]{1,60})$", text, re.I):
+        wrong = cut_value(m["wrong"]) or m["wrong"].strip(" .")
+        if wrong:
+            clause.corrects, text = wrong, text[: m.start()].strip()
+            clause.text = text
     if re.search(r"\bnever\b|\bif\b|\bwould\b|\bwill\b|\bmight\b|\bcould\b|\bshould\b|\bwant(?:s|ed)? to\b|\bhope\b|\bwish\b", text, re.I):
         return previous_subject  # plans, wishes and hypotheticals are not facts
     # "Blue is my favorite color"
@@ -21,8 +29,22 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
         if value:
             fact_add(ctx, clause, ctx.speaker, f"favorite_{snake_case(m['what'])}", value)
         return ctx.speaker
-    if m := re.match(r"^(?:i|we|me and my \w+|my \w+ and (?:i|me)|(?-i:[A-Z]\w+) and (?:i|me))\s+(?P<rest>.+)$", text, re.I):
+    if (m := re.match(r"^(?:we|us|our team|the team)\s+(?P<rest>.+)$", text, re.I)) and (ctx.team or m[0].lower().startswith(("we ", "us "))):
+        predicate_read(m["rest"], ctx.we, clause, ctx, first_person=True)
+        return ctx.we
+    if m := re.match(r"^(?:i|me and my \w+|my \w+ and (?:i|me)|(?-i:[A-Z]\w+) and (?:i|me))\s+(?P<rest>.+)$", text, re.I):
         predicate_read(m["rest"], ctx.speaker, clause, ctx, first_person=True)
+        return ctx.speaker
+    if m := re.match(r"^our\s+(?P<rest>.+)$", text, re.I):
+        our_detail(m["rest"], clause, ctx)
+        return ctx.team
+    if recurring(text, clause, ctx):
+        return ctx.we
+    # "Actually, it's Porto, not Lisbon": the speaker's fact whose value is Lisbon, corrected.
+    if clause.corrects and (m := re.match(r"^(?:it|that)\s+(?:is|was)\s+(?:in\s+|at\s+)?(?P<right>.+)$", text, re.I)):
+        right = proper_name(cut_value(m["right"]), clause) or plain_value(m["right"])
+        if right:
+            fact_add(ctx, clause, ctx.speaker, CORRECTION_ATTRIBUTE, right, sentence=f"{ctx.speaker}: {right}, not {clause.corrects}.")
         return ctx.speaker
     if m := re.match(r"^my\s+(?P<rest>.+)$", text, re.I):
         _possessive(m["rest"], clause, ctx)

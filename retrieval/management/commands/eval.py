@@ -1,11 +1,12 @@
 from accounts.services import personal_team_ensure
 from memoryweb.management.base import MemorywebCommand
 from memoryweb.progress import progress_bar
-from retrieval.eval import MODES, format_report, run_locomo
+from retrieval.eval import DEFAULT_SCENARIO, MODES, format_report, format_scenario_report, run_locomo, run_scenarios
 
 
 class Command(MemorywebCommand):
-    help = "Evaluate retrieval: `eval locomo` ingests LOCOMO conversations into throwaway scopes and scores evidence recall."
+    help = ("Evaluate: `eval locomo` ingests LOCOMO conversations into throwaway scopes and scores evidence recall; "
+            "`eval scenarios` stores a team's statements and scores the answers to its questions.")
 
     def add_command_arguments(self, parser) -> None:
         sub = self.add_subcommands(parser)
@@ -15,9 +16,16 @@ class Command(MemorywebCommand):
         locomo.add_argument("--k", type=int, default=10)
         locomo.add_argument("--mode", choices=sorted(MODES), default="turns")
         locomo.add_argument("--out", help="write one JSON record per question here")
+        scenarios = sub.add_parser("scenarios", help="answer accuracy on a team scenario (statements, then questions)")
+        scenarios.add_argument("--file", default=str(DEFAULT_SCENARIO), help="a scenario YAML file (default: the shipped team scenario)")
 
     def handle(self, *args, **options):
         principal = self.principal(options)
+        if options["action"] == "scenarios":
+            with progress_bar(label="eval scenarios", quiet=options["json"], unit="") as progress:
+                report = run_scenarios(owner=principal.user, path=options["file"], progress=progress)
+            self.emit(options, report, format_scenario_report(report))
+            return
         with progress_bar(label="eval locomo", quiet=options["json"], unit="") as progress:
             report = run_locomo(
                 dataset=options["dataset"], team=personal_team_ensure(user=principal.user),

@@ -1,0 +1,175 @@
+"""Rules for a team's own knowledge: the tool or vendor used for a function (and switching it),
+ownership and leading, reporting lines, decisions; and, read from whole clauses, what recurs
+("the staging password rotates every Friday") and when an event is due ("the launch is on 12 May").
+
+The function names the attribute (`vocabulary.tool_attribute`: "the billing service" →
+payment_tool), so "Our payment provider is Stripe" and "We switched the billing service from
+Stripe to Adyen" speak of one thing, and the second supersedes the first."""
+
+import calendar
+import re
+from datetime import datetime
+
+from memories.extraction.offline.context import Clause, Context, Predicate
+from memories.extraction.offline.facts import fact_add
+from memories.extraction.offline.values import cut_value, plain_value, proper_name, snake_case
+from memories.extraction.offline.words import NAME
+from memories.extraction.vocabulary import TOOL_WORDS, canonical_attribute, tool_attribute
+
+# A function is a few plain words ("the billing service", "tickets", "CI", "on-call").
+_FUNCTION = r"(?P<fn>(?:the\s+|our\s+)?[\w][\w\-]*(?:\s+[\w][\w\-]*){0,3}?)"
+_NOT_A_FUNCTION = {"my", "his", "her", "their", "your", "family", "kids", "house", "home", "in", "back", "out", "away", "here"}
+_OWN = r"own|owns|owned|maintain|maintains|am responsible for|is responsible for|are responsible for|am in charge of|is in charge of|" \
+       r"are in charge of|took over|have taken over|has taken over|am the owner of|is the owner of|are the owners of"
+_LEAD = r"lead|leads|run|runs|head|heads|manage|manages|am the lead of|is the lead of|am the head of|is the head of"
+
+
+def _tool(value: str, clause: Clause) -> str | None:
+    return proper_name(cut_value(value), clause)
+
+
+def _function_ok(fn: str) -> bool:
+    words = fn.lower().split()
+    return bool(words) and words[0] not in _NOT_A_FUNCTION and not set(words) & {"from", "to", "with"}
+
+
+def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confidence: float) -> bool:
+    """Tools, decisions, owners and leads are read in a team's scope only (a personal chat's "I
+    run every morning" is not leading anything); "reports to" everywhere."""
+    t = pred.text
+    if pred.negated:
+        return False
+    if not ctx.team:
+        return _reports_to(t, subject, clause, ctx, confidence)
+    # "switched the billing service from Stripe to Adyen", "migrated CI from Jenkins to GitHub Actions"
+    if m := re.match(rf"^(?:switched|migrated|moved|changed|swapped|transitioned)\s+(?:over\s+)?{_FUNCTION}\s+from\s+(?P<a>.+?)\s+(?:to|over to)\s+(?P<b>.+)$", t, re.I):
+        old, new = _tool(m["a"], clause), _tool(m["b"], clause)
+        if old and new and _function_ok(m["fn"]):
+            fact_add(ctx, clause, subject, tool_attribute(m["fn"]), new, obj=new, obj_kind="organization", previous=old, confidence=confidence)
+            return True
+    # "switched from Linear to Jira for tickets", "replaced PagerDuty with Opsgenie for on-call"
+    if m := re.match(r"^(?:switched|migrated|moved|changed)\s+from\s+(?P<a>.+?)\s+to\s+(?P<b>.+?)\s+(?:for|as)\s+(?P<fn>.+)$", t, re.I) or re.match(
+        r"^(?:replaced|swapped)\s+(?P<a>.+?)\s+(?:with|for)\s+(?P<b>.+?)\s+(?:for|as|on)\s+(?P<fn>.+)$", t, re.I
+    ):
+        old, new = _tool(m["a"], clause), _tool(m["b"], clause)
+        if old and new and _function_ok(cut_value(m["fn"])):
+            fact_add(ctx, clause, subject, tool_attribute(cut_value(m["fn"])), new, obj=new, obj_kind="organization", previous=old,
+                     confidence=confidence)
+            return True
+    # "use Linear for tickets", "use Opsgenie instead of PagerDuty for on-call"
+    if m := re.match(r"^(?:use|uses|are using|is using|rely on|relies on|picked|chose|selected|went with|adopted|settled on|"
+                     r"standardi[sz]ed on)\s+(?P<b>.+?)(?:\s+instead\s+of\s+(?P<a>.+?))?\s+(?:for|as our|as the|as)\s+(?P<fn>.+)$", t, re.I):
+        new, fn = _tool(m["b"], clause), cut_value(m["fn"])
+        if new and _function_ok(fn):
+            old = _tool(m["a"], clause) if m["a"] else None
+            fact_add(ctx, clause, subject, tool_attribute(fn), new, obj=new, obj_kind="organization", previous=old, confidence=confidence)
+            return True
+    if m := re.match(r"^(?:use|uses|are using|is using|adopted)\s+(?P<b>.+)$", t, re.I):
+        new = _tool(m["b"], clause)
+        if new and new[0].isupper():
+            fact_add(ctx, clause, subject, "uses", new, obj=new, obj_kind="organization", confidence=confidence)
+            return True
+    # "decided to keep Postgres for the queue", "agreed to ship on Tuesdays"
+    if m := re.match(r"^(?:decided|agreed|chose|voted|resolved)\s+(?:to|that we will|that we would|on)\s+(?P<what>.+)$", t, re.I):
+        what = m["what"].strip(" .")
+        if 1 <= len(what.split()) <= 15:
+            fact_add(ctx, clause, subject, "decision", what, confidence=confidence, sentence=f"{subject} decided to {what}.")
+            return True
+    if _reports_to(t, subject, clause, ctx, confidence):
+        return True
+    # "owns the billing service", "leads the platform team", "took over billing"
+    if m := re.match(rf"^(?P<verb>{_OWN}|{_LEAD})\s+(?P<what>.+)$", t, re.I):
+        what = re.sub(r"^(?:the|our)\s+", "", cut_value(m["what"]), flags=re.I).strip()
+        if not what or len(what.split()) > 5 or what.split()[0].lower() in {"a", "an", "my", "it", "this", "that", "to", "into", "out"}:
+            return False
+        verb = m["verb"].lower()
+        if re.fullmatch(NAME, what) and verb in {"manage", "manages"}:  # "Tomasz manages Maya"
+            fact_add(ctx, clause, what, "reports_to", subject, obj=subject, obj_kind="person", confidence=confidence)
+            return True
+        attribute = "owns" if re.fullmatch(_OWN, verb, re.I) else "leads"
+        fact_add(ctx, clause, subject, attribute, what, confidence=confidence)
+        return True
+    return False
+
+
+def _reports_to(t: str, subject: str, clause: Clause, ctx: Context, confidence: float) -> bool:
+    """"report to Tomasz"."""
+    if m := re.match(rf"^(?:report|reports|am reporting|is reporting|are reporting)\s+(?:directly\s+)?to\s+(?P<who>{NAME}(?:\s+{NAME})?)", t, re.I):
+        fact_add(ctx, clause, subject, "reports_to", m["who"], obj=m["who"], obj_kind="person", confidence=confidence)
+        ctx.subject_kinds.setdefault(m["who"], "person")
+        return True
+    return False
+
+
+def our_detail(rest: str, clause: Clause, ctx: Context) -> bool:
+    """"our payment provider is Adyen", "our error tracker is Sentry": the team's detail (in a
+    team's scope only)."""
+    m = re.match(r"^(?P<what>[a-z][\w\- ]{1,40}?)\s+(?:is|are)\s+(?:now\s+)?(?P<value>.+)$", rest, re.I) if ctx.team else None
+    if not m:
+        return False
+    what = m["what"].strip()
+    words = what.lower().split()
+    attribute = tool_attribute(" ".join(words[:-1])) if len(words) > 1 and words[-1] in TOOL_WORDS else canonical_attribute(snake_case(what))
+    if attribute == "uses":
+        return False
+    value = proper_name(cut_value(m["value"]), clause) or plain_value(m["value"], max_words=6)
+    if not value:
+        return False
+    obj = value if value[:1].isupper() else None
+    fact_add(ctx, clause, ctx.we, attribute, value, obj=obj, obj_kind="organization")
+    return True
+
+
+def recurring(text: str, clause: Clause, ctx: Context) -> bool:
+    """"The staging password rotates every Friday" → staging_password_schedule = every Friday (in
+    a team's scope only)."""
+    if not ctx.team:
+        return False
+    m = re.match(r"^(?P<the>the|our)\s+(?P<thing>[a-z][\w\- ]{1,40}?)\s+(?P<verb>[a-z]+s)\s+(?P<when>(?:every|each|once a|twice a|on the first)\b.+)$", text, re.I)
+    if not m:
+        return False
+    when = m["when"].strip(" .")
+    fact_add(ctx, clause, ctx.we, f"{snake_case(m['thing'])}_schedule", when,
+             sentence=f"{m['the'].capitalize()} {m['thing']} {m['verb']} {when}.")
+    return True
+
+
+_MONTH = "|".join(sorted((n.lower() for n in list(calendar.month_name)[1:] + list(calendar.month_abbr)[1:]), key=len, reverse=True))
+_DUE = re.compile(
+    r"^(?P<the>the|our)\s+(?P<thing>[a-z][\w\- ]{1,40}?)\s+(?:is|was|will be|has been|got|is now)?\s*"
+    r"(?:moved|pushed|postponed|rescheduled|brought forward|set|scheduled|planned|happening|due|booked|moving)?\s*(?:back\s+)?"
+    r"(?:on|for|to|until)\s+(?:the\s+)?(?P<date>.+)$",
+    re.I,
+)
+
+
+def due_date(text: str, clause: Clause, ctx: Context) -> bool:
+    """"The launch is on 12 May", "the launch moved to 2 June" → launch_date = 12 May 2026 (the
+    year said, else the next such day on or after when it was said). Read before the clause's
+    dates are taken out, since here the date is the value. In a team's scope only."""
+    m = _DUE.match(text.strip(" .!")) if ctx.team else None
+    if not m:
+        return False
+    day = _day(m["date"].strip(" ."), ctx.occurred_at)
+    if day is None:
+        return False
+    value = f"{day.day} {calendar.month_name[day.month]} {day.year}"
+    fact_add(ctx, clause, ctx.we, f"{snake_case(m['thing'])}_date", value,
+             sentence=f"{m['the'].capitalize()} {m['thing']} is on {value}.")
+    return True
+
+
+def _day(text: str, said: datetime) -> datetime | None:
+    m = re.fullmatch(rf"(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m>{_MONTH})\.?(?:,?\s+(?P<y>\d{{4}}))?", text, re.I) or re.fullmatch(
+        rf"(?P<m>{_MONTH})\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(?P<y>\d{{4}}))?", text, re.I
+    )
+    if not m:
+        return None
+    month = next(i for i in range(1, 13) if m["m"].lower() in (calendar.month_name[i].lower(), calendar.month_abbr[i].lower()))
+    try:
+        if m["y"]:
+            return datetime(int(m["y"]), month, int(m["d"]), tzinfo=said.tzinfo)
+        day = datetime(said.year, month, int(m["d"]), tzinfo=said.tzinfo)
+        return day if day.date() >= said.date() else day.replace(year=said.year + 1)
+    except ValueError:
+        return None
