@@ -29,9 +29,9 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from memoryweb.providers.embedders import Embedder, get_embedder
-from memories.models import Episode, Fact, Scope, Turn
+from memories.models import Embedding, EmbeddingTarget, Episode, Fact, Scope, Turn
 from memories.services.vectors import embed_and_store
-from retrieval.documents import WINDOW_RADII, fact_document, turn_document, window_document
+from retrieval.documents import TURN_COLLECTIONS, WINDOW_RADII, fact_document, turn_document, window_document
 from retrieval.models import Collection, IndexState, SearchDocument
 
 logger = logging.getLogger("memoryweb.retrieval")
@@ -106,6 +106,7 @@ def _index_locked(*, scope: Scope, state: IndexState, full: bool, embedder: Embe
     written += _index_episodes(scope=scope, state=state, full=full, embedder=embedder, speakers=new_speakers)
     written += _index_turns(scope=scope, state=state, full=full, embedder=embedder, speakers=new_speakers)
     if full:
+        orphans_remove(scope=scope)
         _embed_missing(scope=scope, embedder=embedder)
     state.model = embedder.name
     if full:
@@ -601,3 +602,156 @@ def windows_around(*, scope: Scope, session_id: int, position: int) -> list[DocS
             members = [(row[2], row[3]) for row in rows[max(0, index - r) : index + r + 1]]
             specs.append(DocSpec(collection, turn_id, window_document(centre_at=occurred_at, members=members), occurred_at, speaker))
     return specs
+
+
+# Index hygiene: documents of rows that no longer exist. Forgetting and erasure remove them in
+# their own transaction (above); a row deleted any other way (the ORM's cascades from a shell,
+# a script, a session deleted) is caught twice: `retrieval/signals.py` hands the deleted rows to
+# `deleted_rows_unindex` after the commit, and the index task's full sweep (`orphans_remove`)
+# finds whatever is left, raw SQL deletes included.
+
+# Which table a collection's target_id points into.
+_TARGET_TABLES = {
+    Collection.FACT: "memories_fact", Collection.EPISODE: "memories_episode",
+    **{collection: "memories_turn" for collection in TURN_COLLECTIONS},
+}
+_RAW_TARGETS = {EmbeddingTarget.FACT: "memories_fact", EmbeddingTarget.EPISODE: "memories_episode", EmbeddingTarget.TURN: "memories_turn"}
+
+
+@dataclass(frozen=True)
+class DeletedRow:
+    """A fact, episode or turn that was deleted; a turn says where it sat in its session."""
+
+    scope_id: int
+    kind: str  # "fact", "episode" or "turn"
+    pk: int
+    session_id: int | None = None
+    position: int | None = None
+
+
+def _rows_gone(*, head: str, kind_column: str, tables: dict[str, str], scope: Scope, ids: dict[str, list[int]] | None) -> list:
+    """Run `head` (a SELECT or DELETE over `retrieval_searchdocument d` or `retrieval_embedding e`)
+    once per kind in `tables` (kind → the table its target_id points into), keeping the rows
+    whose target is gone; `ids` (kind → target ids) limits it to those, else all the scope's.
+    Returns the rows selected, or one rowcount per DELETE."""
+    alias = head.split()[-1]
+    out: list = []
+    with connection.cursor() as cursor:
+        for kind, table in tables.items():
+            if ids is not None and not ids.get(kind):
+                continue
+            only = f" AND {alias}.target_id = ANY(%s)" if ids is not None else ""
+            cursor.execute(
+                f"{head} WHERE {alias}.scope_id = %s AND {alias}.{kind_column} = %s{only}"
+                f" AND NOT EXISTS (SELECT 1 FROM {table} t WHERE t.id = {alias}.target_id)",
+                [scope.pk, kind] + ([ids[kind]] if ids is not None else []),
+            )
+            out.extend(cursor.fetchall() if head.startswith("SELECT") else [cursor.rowcount])
+    return out
+
+
+def _orphan_documents(*, scope: Scope, targets: dict[str, list[int]] | None = None) -> list[int]:
+    """Ids of the scope's documents whose row is gone; `targets` (collection → target ids)
+    limits the look-up to those, else every document is checked (index-backed anti-joins)."""
+    rows = _rows_gone(head="SELECT d.id FROM retrieval_searchdocument d", kind_column="collection", tables=_TARGET_TABLES,
+                      scope=scope, ids=targets)
+    return [row[0] for row in rows]
+
+
+def _orphan_vectors_delete(*, scope: Scope, raw_ids: dict[str, list[int]] | None = None) -> int:
+    """Delete the scope's vectors whose document or row is gone: raw-row vectors (facts',
+    episodes', turns') of `raw_ids`, or in the sweep (None) of any row, and every document vector."""
+    deleted = sum(_rows_gone(head="DELETE FROM retrieval_embedding e", kind_column="target_type", tables=_RAW_TARGETS,
+                             scope=scope, ids=raw_ids))
+    if raw_ids is None:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "DELETE FROM retrieval_embedding e WHERE e.scope_id = %s AND e.target_type = ANY(%s)"
+                " AND NOT EXISTS (SELECT 1 FROM retrieval_searchdocument d WHERE d.id = e.target_id)",
+                [scope.pk, [vector_target(c) for c in Collection.values]],
+            )
+            deleted += cursor.rowcount
+    return deleted
+
+
+def deleted_rows_unindex(rows: list[DeletedRow]) -> int:
+    """Take deleted facts, episodes and turns out of their scopes' search index, after the
+    commit that deleted them: their documents (a turn's own and the windows centred on it) with
+    postings and vectors, the term statistics corrected exactly, their raw-row vectors; and when
+    a turn's documents were still there (nobody had cleaned up), the neighbours' windows rebuilt
+    without its text, their vectors made again. Rows that exist (a rolled-back delete) and
+    scopes that are gone are skipped. Returns how many documents went."""
+    by_scope: dict[int, list[DeletedRow]] = defaultdict(list)
+    for row in rows:
+        by_scope[row.scope_id].append(row)
+    erased = 0
+    for scope in Scope.objects.filter(pk__in=list(by_scope)).order_by("id"):
+        erased += _deleted_unindex(scope=scope, rows=by_scope[scope.pk])
+    return erased
+
+
+def _deleted_unindex(*, scope: Scope, rows: list[DeletedRow]) -> int:
+    ids = {kind: sorted({row.pk for row in rows if row.kind == kind}) for kind in ("fact", "episode", "turn")}
+    targets = {Collection.FACT: ids["fact"], Collection.EPISODE: ids["episode"], **{c: ids["turn"] for c in TURN_COLLECTIONS}}
+    with transaction.atomic():
+        scope_lock_for_transaction(scope)
+        doc_ids = _orphan_documents(scope=scope, targets=targets)
+        if doc_ids:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT DISTINCT target_id FROM retrieval_searchdocument WHERE id = ANY(%s) AND collection = %s",
+                               [doc_ids, Collection.TURN])
+                unwindowed = {row[0] for row in cursor.fetchall()}
+        else:
+            unwindowed = set()
+        documents_erase(scope=scope, doc_ids=doc_ids)
+        _orphan_vectors_delete(scope=scope, raw_ids={
+            EmbeddingTarget.FACT: ids["fact"], EmbeddingTarget.EPISODE: ids["episode"], EmbeddingTarget.TURN: ids["turn"],
+        })
+        specs: dict[tuple[str, int], DocSpec] = {}
+        for row in rows:
+            if row.kind == "turn" and row.pk in unwindowed and row.session_id is not None:
+                for spec in windows_around(scope=scope, session_id=row.session_id, position=row.position):
+                    specs[(spec.collection, spec.target_id)] = spec
+        rewritten = documents_rewrite(scope=scope, specs=list(specs.values()))
+        if doc_ids:
+            speakers_refresh(scope=scope)
+    documents_embed(scope=scope, doc_ids=rewritten)
+    return len(doc_ids)
+
+
+def orphans_remove(*, scope: Scope) -> dict[str, int]:
+    """The sweep's share of hygiene (under the indexer's lock): documents whose row is gone,
+    with their postings and vectors; vectors whose document or row is gone; and, when the
+    statistics no longer add up to the documents (a document deleted behind the indexer's
+    back), the scope's TermStat and CorpusStat rebuilt from its documents."""
+    with transaction.atomic():
+        scope_lock_for_transaction(scope)
+        erased = documents_erase(scope=scope, doc_ids=_orphan_documents(scope=scope))
+        vectors = _orphan_vectors_delete(scope=scope)
+        rebuilt = _stats_check(scope=scope)
+        if erased["documents"]:
+            speakers_refresh(scope=scope)
+    return {"documents": erased["documents"], "vectors": erased["vectors"] + vectors, "statistics_rebuilt": int(rebuilt)}
+
+
+def _stats_check(*, scope: Scope) -> bool:
+    """Rebuild the scope's term statistics from its documents if the collection counts and
+    lengths disagree with them; returns whether it did."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT collection, count(*), coalesce(sum(length), 0) FROM retrieval_searchdocument WHERE scope_id = %s GROUP BY collection",
+            [scope.pk],
+        )
+        actual = {c: (n, total) for c, n, total in cursor.fetchall()}
+        cursor.execute("SELECT collection, doc_count, total_length FROM retrieval_corpusstat WHERE scope_id = %s", [scope.pk])
+        counted = {c: (n, total) for c, n, total in cursor.fetchall()}
+        if actual == counted:
+            return False
+        logger.warning("Search statistics of scope %s did not match its documents; rebuilt", scope.pk)
+        cursor.execute("DELETE FROM retrieval_termstat WHERE scope_id = %s", [scope.pk])
+        cursor.execute("DELETE FROM retrieval_corpusstat WHERE scope_id = %s", [scope.pk])
+        cursor.execute("SELECT id FROM retrieval_searchdocument WHERE scope_id = %s", [scope.pk])
+        doc_ids = [row[0] for row in cursor.fetchall()]
+    if doc_ids:
+        _stats(scope=scope, doc_ids=doc_ids, sign=+1)
+    return True
