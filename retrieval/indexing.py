@@ -19,17 +19,19 @@ One indexer per scope at a time (a session-level advisory lock), so the counters
 embedding happens while the lock is held but outside any transaction.
 """
 
+import json
 import logging
 from collections import defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
 from memoryweb.providers.embedders import Embedder, get_embedder
-from memories.models import Embedding, EmbeddingTarget, Episode, Fact, Scope, Turn
+from memories.models import EmbeddingTarget, Episode, Fact, Scope, Turn
 from memories.services.vectors import embed_and_store
 from retrieval.documents import TURN_COLLECTIONS, WINDOW_RADII, fact_document, turn_document, window_document
 from retrieval.models import Collection, IndexState, SearchDocument
@@ -408,18 +410,99 @@ def _postings(*, doc_ids: list[int]) -> None:
 
 
 def _embed(*, scope: Scope, docs: list[tuple[int, DocSpec]], embedder: Embedder) -> None:
+    """Vectors for these documents: one model pass for the facts, episodes and turns, then each
+    window's vector composed from its member turns' vectors (`window_vectors`), no model pass of
+    its own (RETRIEVAL_WINDOW_VECTORS=text: windows are embedded from their text in that pass);
+    one write per target type."""
+    composed = settings.RETRIEVAL_WINDOW_VECTORS == "composed"
+    windows = [(doc_id, spec) for doc_id, spec in docs if composed and spec.collection in WINDOW_RADII]
+    own = [(doc_id, spec) for doc_id, spec in docs if not (composed and spec.collection in WINDOW_RADII)]
+    vectors: dict[str, list[float]] = {}
+    distinct = list(dict.fromkeys(spec.text for _, spec in own))
+    if distinct:
+        vectors.update(zip(distinct, embedder.embed(distinct)))
+    _store(scope=scope, docs=own, vectors=vectors, embedder=embedder)
+    if windows:
+        turn_vectors = {spec.target_id: vectors[spec.text] for _, spec in own if spec.collection == Collection.TURN}
+        _store(scope=scope, docs=windows, embedder=embedder,
+               vectors=window_vectors(scope=scope, windows=windows, turn_vectors=turn_vectors, embedder=embedder))
+
+
+def _store(*, scope: Scope, docs: list[tuple[int, DocSpec]], vectors: dict[str, list[float]], embedder: Embedder) -> None:
     by_collection: dict[str, list[tuple[int, str]]] = defaultdict(list)
     for doc_id, spec in docs:
         by_collection[spec.collection].append((doc_id, spec.text))
-    # One model pass for all collections, then one write per target type.
-    texts = [text for items in by_collection.values() for _, text in items]
-    if not texts:
-        return
-    distinct = list(dict.fromkeys(texts))
-    vectors = dict(zip(distinct, embedder.embed(distinct)))
     cached = _Cached(embedder, vectors)
     for collection, items in by_collection.items():
         embed_and_store(scope=scope, target_type=vector_target(collection), items=items, embedder=cached)
+
+
+def window_vectors(
+    *, scope: Scope, windows: list[tuple[int, DocSpec]], turn_vectors: dict[int, list[float]], embedder: Embedder,
+) -> dict[str, list[float]]:
+    """Each window's vector (by its text): the normalised mean of its member turns' vectors (the
+    turns within its radius in the session, by order), from `turn_vectors` (turn id → vector) or
+    the turns' stored document vectors of this model. A window a member of which has no turn
+    vector (not indexed yet) is embedded from its own text instead. Measured on LOCOMO, this
+    keeps evidence recall while a turn costs one model pass instead of three (docs/ARCHITECTURE.md)."""
+    import numpy as np
+
+    members = _window_members(windows)
+    wanted = sorted({m for ids in members.values() for m in ids} - set(turn_vectors))
+    known = dict(turn_vectors)
+    if wanted:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT d.target_id, d.id, d.text, e.vec::text FROM retrieval_searchdocument d LEFT JOIN retrieval_embedding e"
+                " ON e.target_type = %s AND e.target_id = d.id AND e.model = %s"
+                " WHERE d.scope_id = %s AND d.collection = %s AND d.target_id = ANY(%s)",
+                [vector_target(Collection.TURN), embedder.name, scope.pk, Collection.TURN, wanted],
+            )
+            rows = cursor.fetchall()
+        known.update((turn_id, json.loads(vec)) for turn_id, _, _, vec in rows if vec is not None)
+        # Member turns whose own vector is missing too (a new model being filled in batch by
+        # batch): embedded and stored now, as the sweep would.
+        unembedded = [(doc_id, DocSpec(Collection.TURN, turn_id, text, None)) for turn_id, doc_id, text, vec in rows if vec is None]
+        if unembedded:
+            texts = list(dict.fromkeys(spec.text for _, spec in unembedded))
+            vectors = dict(zip(texts, embedder.embed(texts)))
+            _store(scope=scope, docs=unembedded, vectors=vectors, embedder=embedder)
+            known.update((spec.target_id, vectors[spec.text]) for _, spec in unembedded)
+    out: dict[str, list[float]] = {}
+    fallback: list[str] = []
+    for doc_id, spec in windows:
+        ids = members.get((spec.collection, spec.target_id), [])
+        if not ids or any(m not in known for m in ids):
+            fallback.append(spec.text)
+            continue
+        mean = np.mean(np.asarray([known[m] for m in ids], dtype=np.float64), axis=0)
+        norm = float(np.linalg.norm(mean)) or 1.0
+        out[spec.text] = (mean / norm).tolist()
+    fallback = [text for text in dict.fromkeys(fallback) if text not in out]
+    if fallback:
+        out.update(zip(fallback, embedder.embed(fallback)))
+    return out
+
+
+def _window_members(windows: list[tuple[int, DocSpec]]) -> dict[tuple[str, int], list[int]]:
+    """(collection, centre turn id) → the ids of the turns the window holds: the centre and up to
+    its radius of turns on each side in the session, by position order (gaps do not matter)."""
+    out: dict[tuple[str, int], list[int]] = {}
+    with connection.cursor() as cursor:
+        for collection, radius in WINDOW_RADII.items():
+            centres = sorted({spec.target_id for _, spec in windows if spec.collection == collection})
+            if not centres:
+                continue
+            cursor.execute(
+                "SELECT c.id, ARRAY(SELECT t.id FROM memories_turn t WHERE t.session_id = c.session_id AND t.position < c.position"
+                "  ORDER BY t.position DESC LIMIT %s) || c.id"
+                " || ARRAY(SELECT t.id FROM memories_turn t WHERE t.session_id = c.session_id AND t.position > c.position"
+                "  ORDER BY t.position LIMIT %s)"
+                " FROM memories_turn c WHERE c.id = ANY(%s)",
+                [radius, radius, centres],
+            )
+            out.update(((collection, centre), list(ids)) for centre, ids in cursor.fetchall())
+    return out
 
 
 class _Cached:
@@ -724,8 +807,7 @@ def orphans_remove(*, scope: Scope) -> dict[str, int]:
     with their postings and vectors; vectors whose document or row is gone; and, when the
     statistics no longer add up to the documents (a document deleted behind the indexer's
     back), the scope's TermStat and CorpusStat rebuilt from its documents."""
-    with transaction.atomic():
-        scope_lock_for_transaction(scope)
+    with transaction.atomic():  # the indexer's session lock is held: no transaction lock (it would last a test's transaction)
         erased = documents_erase(scope=scope, doc_ids=_orphan_documents(scope=scope))
         vectors = _orphan_vectors_delete(scope=scope)
         rebuilt = _stats_check(scope=scope)
