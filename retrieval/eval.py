@@ -181,8 +181,6 @@ def run_locomo(
     out: str | Path | None = None, progress: Progress | None = None,
 ) -> dict:
     """Ingest, ask, score. Returns the report (see module doc); writes per-question JSONL to `out`."""
-    from memories.services.ingest import ingest_session
-
     if mode not in MODES:
         raise InvalidInput(f"mode must be one of {', '.join(MODES)}.")
     if k < 1:
@@ -196,13 +194,11 @@ def run_locomo(
     try:
         for number, conv in enumerate(convs, start=1):
             defects.update(conv.defects)
-            scope = Scope.objects.create(team=team, slug=f"eval-{conv.sample_id}-{uuid.uuid4().hex[:8]}"[:63], name=f"LOCOMO {conv.sample_id}")
+            scope = conversation_scope(team=team, conv=conv)
             try:
                 started = time.perf_counter()
-                for index, (session_id, _, messages) in enumerate(conv.sessions, start=1):
-                    progress.show(f"{conv.sample_id} ({number}/{len(convs)}): ingesting session {index}/{len(conv.sessions)}")
-                    ingest_session(scope=scope, session_id=session_id, messages=messages, actor=None, source="locomo",
-                                   enqueue=mode != "turns")
+                conversation_ingest(scope=scope, conv=conv, enqueue=mode != "turns",
+                                    show=lambda text: progress.show(f"{conv.sample_id} ({number}/{len(convs)}): {text}"))
                 ingested = time.perf_counter()
                 progress.show(f"{conv.sample_id} ({number}/{len(convs)}): indexing {conv.turn_count} turns")
                 index_pending(scope=scope)
@@ -230,7 +226,7 @@ def run_locomo(
                     "questions_per_s": round(asked / max(finished - indexed, 1e-9), 2),
                 }
             finally:
-                _drop_scope(scope)
+                drop_scope(scope)
     finally:
         if out_file:
             out_file.close()
@@ -241,7 +237,21 @@ def run_locomo(
     return report
 
 
-def _drop_scope(scope: Scope) -> None:
+def conversation_scope(*, team: Team, conv: Conversation) -> Scope:
+    """A throwaway scope for one conversation (drop it with `drop_scope`)."""
+    return Scope.objects.create(team=team, slug=f"eval-{conv.sample_id}-{uuid.uuid4().hex[:8]}"[:63], name=f"LOCOMO {conv.sample_id}")
+
+
+def conversation_ingest(*, scope: Scope, conv: Conversation, enqueue: bool = False, show=lambda text: None) -> None:
+    """The conversation's sessions through the real ingest path, in order."""
+    from memories.services.ingest import ingest_session
+
+    for index, (session_id, _, messages) in enumerate(conv.sessions, start=1):
+        show(f"ingesting session {index}/{len(conv.sessions)}")
+        ingest_session(scope=scope, session_id=session_id, messages=messages, actor=None, source="locomo", enqueue=enqueue)
+
+
+def drop_scope(scope: Scope) -> None:
     """Remove the throwaway scope. Facts go first in one statement: they protect their entities
     and each other (supersedes), which the ORM's collector would refuse to untangle."""
     with transaction.atomic(), connection.cursor() as cursor:

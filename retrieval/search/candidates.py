@@ -7,6 +7,8 @@ pool threads, each on its own connection, beside BM25 on the caller's (retrieval
 """
 
 import time
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from django.db.models import Q
@@ -32,12 +34,44 @@ class Candidates:
     unindexed: dict[str, list[Hit]] = field(default_factory=dict)
 
 
+# Inside `candidates_memo()`, the lists of a question asked again are the ones gathered the first
+# time: the cross-validation (retrieval/cv.py) re-fuses the same lists under each setting.
+_memo: ContextVar[dict | None] = ContextVar("candidates_memo", default=None)
+
+
+@contextmanager
+def candidates_memo():
+    """Gather each question's candidate lists once within the block. For measuring settings that
+    act after the lists (fusion, lanes) only: the lists themselves are not recomputed."""
+    token = _memo.set({})
+    try:
+        yield
+    finally:
+        _memo.reset(token)
+
+
 def candidates_gather(
     q: Question, *, lexemes: list[str], query_vector: list[float] | None, embedder: Embedder, collections: list[str],
     pool: int, backlog: Backlog, searchable: list[str], timings: dict,
 ) -> Candidates:
     """Every list for `q`. `collections`: those with documents; `searchable`: every collection
     the question's kinds may use (un-indexed rows may belong to one with no document yet)."""
+    memo = _memo.get()
+    if memo is None:
+        return _gather(q, lexemes=lexemes, query_vector=query_vector, embedder=embedder, collections=collections,
+                       pool=pool, backlog=backlog, searchable=searchable, timings=timings)
+    key = (q.scope.pk, q.text, repr(q.window), q.as_of, q.history, q.changes, q.kinds, q.speaker_filter,
+           getattr(q.speaker_entity, "pk", None), pool, tuple(collections), backlog.pending)
+    if key not in memo:
+        memo[key] = _gather(q, lexemes=lexemes, query_vector=query_vector, embedder=embedder, collections=collections,
+                            pool=pool, backlog=backlog, searchable=searchable, timings=timings)
+    return memo[key]
+
+
+def _gather(
+    q: Question, *, lexemes: list[str], query_vector: list[float] | None, embedder: Embedder, collections: list[str],
+    pool: int, backlog: Backlog, searchable: list[str], timings: dict,
+) -> Candidates:
     scope = q.scope
     started = time.perf_counter()
     lap: dict[str, float] = {}
