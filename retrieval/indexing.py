@@ -108,6 +108,8 @@ def _index_locked(*, scope: Scope, state: IndexState, full: bool, embedder: Embe
     written += _index_episodes(scope=scope, state=state, full=full, embedder=embedder, speakers=new_speakers)
     written += _index_turns(scope=scope, state=state, full=full, embedder=embedder, speakers=new_speakers)
     if full:
+        if written >= _BATCH:
+            _analyze()
         orphans_remove(scope=scope)
         _embed_missing(scope=scope, embedder=embedder)
     state.model = embedder.name
@@ -118,6 +120,14 @@ def _index_locked(*, scope: Scope, state: IndexState, full: bool, embedder: Embe
     state.updated_at = timezone.now()
     state.save(update_fields=["model", "speakers", "updated_at"])
     return written
+
+
+def _analyze() -> None:
+    """Fresh planner statistics after a bulk write: on tables whose statistics still say "empty"
+    (a first import, before autovacuum came by), the sweep's anti-joins are planned as a scan of
+    every vector per document (measured: 1.5 s of a 1,000-turn index run, now milliseconds)."""
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE retrieval_searchdocument, retrieval_embedding")
 
 
 def _pending(*, scope: Scope, model: str) -> bool | None:
