@@ -21,7 +21,7 @@ from retrieval.indexing import Backlog
 from retrieval.intents import attributes_asked
 from retrieval.search.eligibility import document_filter, fact_eligible
 from retrieval.search.question import Question, entities_named, named_speaker
-from retrieval.vector import VectorHit, vector_candidates
+from retrieval.vector import VectorHit, vector_candidates, vector_search_exact
 
 
 @dataclass
@@ -90,7 +90,8 @@ def _gather(
     def semantic(collection: str):
         def search():
             t0 = time.perf_counter()
-            hits = vector_candidates(scope=scope, query_vector=query_vector, embedder=embedder, collections=[collection], limit=pool)
+            hits = vector_candidates(scope=scope, query_vector=query_vector, embedder=embedder, collections=[collection], limit=pool,
+                                     exact=exact)
             lap[f"vector {collection}"] = time.perf_counter() - t0
             return hits
         return search
@@ -108,6 +109,8 @@ def _gather(
         return entities, facts, changed
 
     if collections:
+        # Whether the scope is small enough to search exactly: asked once, not per collection.
+        exact = vector_search_exact(scope=scope, embedder=embedder)
         # One nearest-neighbour search per collection, each on its own connection.
         (bm25, unindexed), (entities, entity_facts, changed), *per_collection = side_by_side(
             lexical, structured, *(semantic(collection) for collection in collections)
