@@ -333,6 +333,12 @@ RETRIEVAL_POOL_MIN = env_int("RETRIEVAL_POOL_MIN", 50, minimum=1)
 RETRIEVAL_POOL_MAX = env_int("RETRIEVAL_POOL_MAX", 500, minimum=1)
 RETRIEVAL_POOL_FRACTION = env_float("RETRIEVAL_POOL_FRACTION", 0.02)
 RETRIEVAL_RRF_K = env_float("RETRIEVAL_RRF_K", 10.0)
+# How the candidate lists are fused: "rrf" (ranks, RETRIEVAL_RRF_K) or "zscore" (the lists' own
+# scores standardised and summed); chosen by cross-validation on LOCOMO (retrieval/cv.py).
+# A window's vector: "composed" from its turns' vectors (normalised mean: no model pass of its
+# own, so a turn costs one), or "text", the window's own text embedded (a pass per window).
+RETRIEVAL_WINDOW_VECTORS = env_choice("RETRIEVAL_WINDOW_VECTORS", "composed", {"composed", "text"})
+RETRIEVAL_FUSION = env_choice("RETRIEVAL_FUSION", "rrf", {"rrf", "zscore"})
 RETRIEVAL_BM25_K1 = env_float("RETRIEVAL_BM25_K1", 1.2)
 RETRIEVAL_BM25_B = env_float("RETRIEVAL_BM25_B", 0.75)
 RETRIEVAL_HALF_LIFE_DAYS = env_float("RETRIEVAL_HALF_LIFE_DAYS", 365.0)

@@ -165,8 +165,6 @@ def run_locomo(
 ) -> dict:
     """Ingest, ask, score. Returns the report (see module doc); writes per-question JSONL to `out`.
     `progress(done, total, stage)` (memoryweb/progress.py) hears of each session, index and question."""
-    from memories.services.ingest import ingest_session
-
     if mode not in MODES:
         raise InvalidInput(f"mode must be one of {', '.join(MODES)}.")
     if k < 1:
@@ -180,14 +178,11 @@ def run_locomo(
     try:
         for number, conv in enumerate(convs, start=1):
             defects.update(conv.defects)
-            scope = Scope.objects.create(team=team, slug=f"eval-{conv.sample_id}-{uuid.uuid4().hex[:8]}"[:63], name=f"LOCOMO {conv.sample_id}")
+            scope = conversation_scope(team=team, conv=conv)
             where = f"{conv.sample_id} ({number}/{len(convs)})"
             try:
                 started = time.perf_counter()
-                for index, (session_id, _, messages) in enumerate(conv.sessions, start=1):
-                    ingest_session(scope=scope, session_id=session_id, messages=messages, actor=None, source="locomo",
-                                   enqueue=mode != "turns")
-                    progress(index, len(conv.sessions), f"{where} ingest sessions")
+                conversation_ingest(scope=scope, conv=conv, enqueue=mode != "turns", progress=progress, where=where)
                 ingested = time.perf_counter()
                 progress(0, conv.turn_count, f"{where} index turns")
                 index_pending(scope=scope)
@@ -215,7 +210,7 @@ def run_locomo(
                     "questions_per_s": round(asked / max(finished - indexed, 1e-9), 2),
                 }
             finally:
-                _drop_scope(scope)
+                drop_scope(scope)
     finally:
         if out_file:
             out_file.close()
@@ -225,7 +220,23 @@ def run_locomo(
     return report
 
 
-def _drop_scope(scope: Scope) -> None:
+def conversation_scope(*, team: Team, conv: Conversation) -> Scope:
+    """A throwaway scope for one conversation (drop it with `drop_scope`)."""
+    return Scope.objects.create(team=team, slug=f"eval-{conv.sample_id}-{uuid.uuid4().hex[:8]}"[:63], name=f"LOCOMO {conv.sample_id}")
+
+
+def conversation_ingest(
+    *, scope: Scope, conv: Conversation, enqueue: bool = False, progress: Callable[..., None] = no_progress, where: str = "",
+) -> None:
+    """The conversation's sessions through the real ingest path, in order; `progress` hears of each."""
+    from memories.services.ingest import ingest_session
+
+    for index, (session_id, _, messages) in enumerate(conv.sessions, start=1):
+        ingest_session(scope=scope, session_id=session_id, messages=messages, actor=None, source="locomo", enqueue=enqueue)
+        progress(index, len(conv.sessions), f"{where} ingest sessions".strip())
+
+
+def drop_scope(scope: Scope) -> None:
     """Remove the throwaway scope. Facts go first in one statement: they protect their entities
     and each other (supersedes), which the ORM's collector would refuse to untangle."""
     with transaction.atomic(), connection.cursor() as cursor:
@@ -393,7 +404,7 @@ def run_scenarios(*, owner, path: str | Path = DEFAULT_SCENARIO, progress: Calla
             })
         progress(len(scenario.questions), len(scenario.questions), "questions")
     finally:
-        _drop_scope(scope)
+        drop_scope(scope)
         team.delete()
     return summarise_scenarios(records, statements=len(scenario.statements), failed_extractions=failed_extractions,
                                extractor=extractor, provider=provider, scenario=str(path))

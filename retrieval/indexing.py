@@ -19,20 +19,22 @@ One indexer per scope at a time (a session-level advisory lock), so the counters
 embedding happens while the lock is held but outside any transaction.
 """
 
+import json
 import logging
 from collections import defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
 from memoryweb.providers.embedders import Embedder
-from memories.models import Episode, Fact, Scope, Turn
+from memories.models import EmbeddingTarget, Episode, Fact, Scope, Turn
 from memories.services.indexing import index_run_starting
 from memories.services.vectors import embed_and_store
-from retrieval.documents import WINDOW_RADII, fact_document, turn_document, window_document
+from retrieval.documents import TURN_COLLECTIONS, WINDOW_RADII, fact_document, turn_document, window_document
 from retrieval.embedder import scope_embedder
 from retrieval.models import Collection, IndexState
 
@@ -109,6 +111,9 @@ def _index_locked(*, scope: Scope, state: IndexState, full: bool, embedder: Embe
     written += _index_episodes(scope=scope, state=state, full=full, embedder=embedder, speakers=new_speakers)
     written += _index_turns(scope=scope, state=state, full=full, embedder=embedder, speakers=new_speakers)
     if full:
+        if written >= _BATCH:
+            _analyze()
+        orphans_remove(scope=scope)
         _embed_missing(scope=scope, embedder=embedder)
     state.model = embedder.name
     if full:
@@ -118,6 +123,14 @@ def _index_locked(*, scope: Scope, state: IndexState, full: bool, embedder: Embe
     state.updated_at = timezone.now()
     state.save(update_fields=["model", "speakers", "updated_at"])
     return written
+
+
+def _analyze() -> None:
+    """Fresh planner statistics after a bulk write: on tables whose statistics still say "empty"
+    (a first import, before autovacuum came by), the sweep's anti-joins are planned as a scan of
+    every vector per document (measured: 1.5 s of a 1,000-turn index run, now milliseconds)."""
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE retrieval_searchdocument, retrieval_embedding")
 
 
 def _pending(*, scope: Scope, model: str) -> bool | None:
@@ -413,18 +426,99 @@ def _postings(*, doc_ids: list[int]) -> None:
 
 
 def _embed(*, scope: Scope, docs: list[tuple[int, DocSpec]], embedder: Embedder) -> None:
+    """Vectors for these documents: one model pass for the facts, episodes and turns, then each
+    window's vector composed from its member turns' vectors (`window_vectors`), no model pass of
+    its own (RETRIEVAL_WINDOW_VECTORS=text: windows are embedded from their text in that pass);
+    one write per target type."""
+    composed = settings.RETRIEVAL_WINDOW_VECTORS == "composed"
+    windows = [(doc_id, spec) for doc_id, spec in docs if composed and spec.collection in WINDOW_RADII]
+    own = [(doc_id, spec) for doc_id, spec in docs if not (composed and spec.collection in WINDOW_RADII)]
+    vectors: dict[str, list[float]] = {}
+    distinct = list(dict.fromkeys(spec.text for _, spec in own))
+    if distinct:
+        vectors.update(zip(distinct, embedder.embed(distinct)))
+    _store(scope=scope, docs=own, vectors=vectors, embedder=embedder)
+    if windows:
+        turn_vectors = {spec.target_id: vectors[spec.text] for _, spec in own if spec.collection == Collection.TURN}
+        _store(scope=scope, docs=windows, embedder=embedder,
+               vectors=window_vectors(scope=scope, windows=windows, turn_vectors=turn_vectors, embedder=embedder))
+
+
+def _store(*, scope: Scope, docs: list[tuple[int, DocSpec]], vectors: dict[str, list[float]], embedder: Embedder) -> None:
     by_collection: dict[str, list[tuple[int, str]]] = defaultdict(list)
     for doc_id, spec in docs:
         by_collection[spec.collection].append((doc_id, spec.text))
-    # One model pass for all collections, then one write per target type.
-    texts = [text for items in by_collection.values() for _, text in items]
-    if not texts:
-        return
-    distinct = list(dict.fromkeys(texts))
-    vectors = dict(zip(distinct, embedder.embed(distinct)))
     cached = _Cached(embedder, vectors)
     for collection, items in by_collection.items():
         embed_and_store(scope=scope, target_type=vector_target(collection), items=items, embedder=cached)
+
+
+def window_vectors(
+    *, scope: Scope, windows: list[tuple[int, DocSpec]], turn_vectors: dict[int, list[float]], embedder: Embedder,
+) -> dict[str, list[float]]:
+    """Each window's vector (by its text): the normalised mean of its member turns' vectors (the
+    turns within its radius in the session, by order), from `turn_vectors` (turn id → vector) or
+    the turns' stored document vectors of this model. A window a member of which has no turn
+    vector (not indexed yet) is embedded from its own text instead. Measured on LOCOMO, this
+    keeps evidence recall while a turn costs one model pass instead of three (docs/ARCHITECTURE.md)."""
+    import numpy as np
+
+    members = _window_members(windows)
+    wanted = sorted({m for ids in members.values() for m in ids} - set(turn_vectors))
+    known = dict(turn_vectors)
+    if wanted:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT d.target_id, d.id, d.text, e.vec::text FROM retrieval_searchdocument d LEFT JOIN retrieval_embedding e"
+                " ON e.target_type = %s AND e.target_id = d.id AND e.model = %s"
+                " WHERE d.scope_id = %s AND d.collection = %s AND d.target_id = ANY(%s)",
+                [vector_target(Collection.TURN), embedder.name, scope.pk, Collection.TURN, wanted],
+            )
+            rows = cursor.fetchall()
+        known.update((turn_id, json.loads(vec)) for turn_id, _, _, vec in rows if vec is not None)
+        # Member turns whose own vector is missing too (a new model being filled in batch by
+        # batch): embedded and stored now, as the sweep would.
+        unembedded = [(doc_id, DocSpec(Collection.TURN, turn_id, text, None)) for turn_id, doc_id, text, vec in rows if vec is None]
+        if unembedded:
+            texts = list(dict.fromkeys(spec.text for _, spec in unembedded))
+            vectors = dict(zip(texts, embedder.embed(texts)))
+            _store(scope=scope, docs=unembedded, vectors=vectors, embedder=embedder)
+            known.update((spec.target_id, vectors[spec.text]) for _, spec in unembedded)
+    out: dict[str, list[float]] = {}
+    fallback: list[str] = []
+    for doc_id, spec in windows:
+        ids = members.get((spec.collection, spec.target_id), [])
+        if not ids or any(m not in known for m in ids):
+            fallback.append(spec.text)
+            continue
+        mean = np.mean(np.asarray([known[m] for m in ids], dtype=np.float64), axis=0)
+        norm = float(np.linalg.norm(mean)) or 1.0
+        out[spec.text] = (mean / norm).tolist()
+    fallback = [text for text in dict.fromkeys(fallback) if text not in out]
+    if fallback:
+        out.update(zip(fallback, embedder.embed(fallback)))
+    return out
+
+
+def _window_members(windows: list[tuple[int, DocSpec]]) -> dict[tuple[str, int], list[int]]:
+    """(collection, centre turn id) → the ids of the turns the window holds: the centre and up to
+    its radius of turns on each side in the session, by position order (gaps do not matter)."""
+    out: dict[tuple[str, int], list[int]] = {}
+    with connection.cursor() as cursor:
+        for collection, radius in WINDOW_RADII.items():
+            centres = sorted({spec.target_id for _, spec in windows if spec.collection == collection})
+            if not centres:
+                continue
+            cursor.execute(
+                "SELECT c.id, ARRAY(SELECT t.id FROM memories_turn t WHERE t.session_id = c.session_id AND t.position < c.position"
+                "  ORDER BY t.position DESC LIMIT %s) || c.id"
+                " || ARRAY(SELECT t.id FROM memories_turn t WHERE t.session_id = c.session_id AND t.position > c.position"
+                "  ORDER BY t.position LIMIT %s)"
+                " FROM memories_turn c WHERE c.id = ANY(%s)",
+                [radius, radius, centres],
+            )
+            out.update(((collection, centre), list(ids)) for centre, ids in cursor.fetchall())
+    return out
 
 
 class _Cached:
@@ -622,3 +716,155 @@ def index_queued(*, scope: Scope) -> int:
         index_run_starting(scope)
         # The scope's model, read under the lock (as index_pending does: a reindex switches it under this lock).
         return _index_locked(scope=scope, state=state, full=True, embedder=scope_embedder(scope))
+
+
+# Index hygiene: documents of rows that no longer exist. Forgetting and erasure remove them in
+# their own transaction (above); a row deleted any other way (the ORM's cascades from a shell,
+# a script, a session deleted) is caught twice: `retrieval/signals.py` hands the deleted rows to
+# `deleted_rows_unindex` after the commit, and the index task's full sweep (`orphans_remove`)
+# finds whatever is left, raw SQL deletes included.
+
+# Which table a collection's target_id points into.
+_TARGET_TABLES = {
+    Collection.FACT: "memories_fact", Collection.EPISODE: "memories_episode",
+    **{collection: "memories_turn" for collection in TURN_COLLECTIONS},
+}
+_RAW_TARGETS = {EmbeddingTarget.FACT: "memories_fact", EmbeddingTarget.EPISODE: "memories_episode", EmbeddingTarget.TURN: "memories_turn"}
+
+
+@dataclass(frozen=True)
+class DeletedRow:
+    """A fact, episode or turn that was deleted; a turn says where it sat in its session."""
+
+    scope_id: int
+    kind: str  # "fact", "episode" or "turn"
+    pk: int
+    session_id: int | None = None
+    position: int | None = None
+
+
+def _rows_gone(*, head: str, kind_column: str, tables: dict[str, str], scope: Scope, ids: dict[str, list[int]] | None) -> list:
+    """Run `head` (a SELECT or DELETE over `retrieval_searchdocument d` or `retrieval_embedding e`)
+    once per kind in `tables` (kind → the table its target_id points into), keeping the rows
+    whose target is gone; `ids` (kind → target ids) limits it to those, else all the scope's.
+    Returns the rows selected, or one rowcount per DELETE."""
+    alias = head.split()[-1]
+    out: list = []
+    with connection.cursor() as cursor:
+        for kind, table in tables.items():
+            if ids is not None and not ids.get(kind):
+                continue
+            only = f" AND {alias}.target_id = ANY(%s)" if ids is not None else ""
+            cursor.execute(
+                f"{head} WHERE {alias}.scope_id = %s AND {alias}.{kind_column} = %s{only}"
+                f" AND NOT EXISTS (SELECT 1 FROM {table} t WHERE t.id = {alias}.target_id)",
+                [scope.pk, kind] + ([ids[kind]] if ids is not None else []),
+            )
+            out.extend(cursor.fetchall() if head.startswith("SELECT") else [cursor.rowcount])
+    return out
+
+
+def _orphan_documents(*, scope: Scope, targets: dict[str, list[int]] | None = None) -> list[int]:
+    """Ids of the scope's documents whose row is gone; `targets` (collection → target ids)
+    limits the look-up to those, else every document is checked (index-backed anti-joins)."""
+    rows = _rows_gone(head="SELECT d.id FROM retrieval_searchdocument d", kind_column="collection", tables=_TARGET_TABLES,
+                      scope=scope, ids=targets)
+    return [row[0] for row in rows]
+
+
+def _orphan_vectors_delete(*, scope: Scope, raw_ids: dict[str, list[int]] | None = None) -> int:
+    """Delete the scope's vectors whose document or row is gone: raw-row vectors (facts',
+    episodes', turns') of `raw_ids`, or in the sweep (None) of any row, and every document vector."""
+    deleted = sum(_rows_gone(head="DELETE FROM retrieval_embedding e", kind_column="target_type", tables=_RAW_TARGETS,
+                             scope=scope, ids=raw_ids))
+    if raw_ids is None:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "DELETE FROM retrieval_embedding e WHERE e.scope_id = %s AND e.target_type = ANY(%s)"
+                " AND NOT EXISTS (SELECT 1 FROM retrieval_searchdocument d WHERE d.id = e.target_id)",
+                [scope.pk, [vector_target(c) for c in Collection.values]],
+            )
+            deleted += cursor.rowcount
+    return deleted
+
+
+def deleted_rows_unindex(rows: list[DeletedRow]) -> int:
+    """Take deleted facts, episodes and turns out of their scopes' search index, after the
+    commit that deleted them: their documents (a turn's own and the windows centred on it) with
+    postings and vectors, the term statistics corrected exactly, their raw-row vectors; and when
+    a turn's documents were still there (nobody had cleaned up), the neighbours' windows rebuilt
+    without its text, their vectors made again. Rows that exist (a rolled-back delete) and
+    scopes that are gone are skipped. Returns how many documents went."""
+    by_scope: dict[int, list[DeletedRow]] = defaultdict(list)
+    for row in rows:
+        by_scope[row.scope_id].append(row)
+    erased = 0
+    for scope in Scope.objects.filter(pk__in=list(by_scope)).order_by("id"):
+        erased += _deleted_unindex(scope=scope, rows=by_scope[scope.pk])
+    return erased
+
+
+def _deleted_unindex(*, scope: Scope, rows: list[DeletedRow]) -> int:
+    ids = {kind: sorted({row.pk for row in rows if row.kind == kind}) for kind in ("fact", "episode", "turn")}
+    targets = {Collection.FACT: ids["fact"], Collection.EPISODE: ids["episode"], **{c: ids["turn"] for c in TURN_COLLECTIONS}}
+    with transaction.atomic():
+        scope_lock_for_transaction(scope)
+        doc_ids = _orphan_documents(scope=scope, targets=targets)
+        if doc_ids:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT DISTINCT target_id FROM retrieval_searchdocument WHERE id = ANY(%s) AND collection = %s",
+                               [doc_ids, Collection.TURN])
+                unwindowed = {row[0] for row in cursor.fetchall()}
+        else:
+            unwindowed = set()
+        documents_erase(scope=scope, doc_ids=doc_ids)
+        _orphan_vectors_delete(scope=scope, raw_ids={
+            EmbeddingTarget.FACT: ids["fact"], EmbeddingTarget.EPISODE: ids["episode"], EmbeddingTarget.TURN: ids["turn"],
+        })
+        specs: dict[tuple[str, int], DocSpec] = {}
+        for row in rows:
+            if row.kind == "turn" and row.pk in unwindowed and row.session_id is not None:
+                for spec in windows_around(scope=scope, session_id=row.session_id, position=row.position):
+                    specs[(spec.collection, spec.target_id)] = spec
+        rewritten = documents_rewrite(scope=scope, specs=list(specs.values()))
+        if doc_ids:
+            speakers_refresh(scope=scope)
+    documents_embed(scope=scope, doc_ids=rewritten)
+    return len(doc_ids)
+
+
+def orphans_remove(*, scope: Scope) -> dict[str, int]:
+    """The sweep's share of hygiene (under the indexer's lock): documents whose row is gone,
+    with their postings and vectors; vectors whose document or row is gone; and, when the
+    statistics no longer add up to the documents (a document deleted behind the indexer's
+    back), the scope's TermStat and CorpusStat rebuilt from its documents."""
+    with transaction.atomic():  # the indexer's session lock is held: no transaction lock (it would last a test's transaction)
+        erased = documents_erase(scope=scope, doc_ids=_orphan_documents(scope=scope))
+        vectors = _orphan_vectors_delete(scope=scope)
+        rebuilt = _stats_check(scope=scope)
+        if erased["documents"]:
+            speakers_refresh(scope=scope)
+    return {"documents": erased["documents"], "vectors": erased["vectors"] + vectors, "statistics_rebuilt": int(rebuilt)}
+
+
+def _stats_check(*, scope: Scope) -> bool:
+    """Rebuild the scope's term statistics from its documents if the collection counts and
+    lengths disagree with them; returns whether it did."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT collection, count(*), coalesce(sum(length), 0) FROM retrieval_searchdocument WHERE scope_id = %s GROUP BY collection",
+            [scope.pk],
+        )
+        actual = {c: (n, total) for c, n, total in cursor.fetchall()}
+        cursor.execute("SELECT collection, doc_count, total_length FROM retrieval_corpusstat WHERE scope_id = %s", [scope.pk])
+        counted = {c: (n, total) for c, n, total in cursor.fetchall()}
+        if actual == counted:
+            return False
+        logger.warning("Search statistics of scope %s did not match its documents; rebuilt", scope.pk)
+        cursor.execute("DELETE FROM retrieval_termstat WHERE scope_id = %s", [scope.pk])
+        cursor.execute("DELETE FROM retrieval_corpusstat WHERE scope_id = %s", [scope.pk])
+        cursor.execute("SELECT id FROM retrieval_searchdocument WHERE scope_id = %s", [scope.pk])
+        doc_ids = [row[0] for row in cursor.fetchall()]
+    if doc_ids:
+        _stats(scope=scope, doc_ids=doc_ids, sign=+1)
+    return True

@@ -35,13 +35,15 @@ def vector_literal(vector: list[float]) -> str:
 
 def vector_candidates(
     *, scope: Scope, query_vector: list[float], embedder: Embedder, collections: list[str], limit: int,
+    exact: bool | None = None,
 ) -> dict[str, list[VectorHit]]:
-    """The `limit` nearest documents of the scope in each of `collections`, best first."""
+    """The `limit` nearest documents of the scope in each of `collections`, best first.
+    `exact`: `vector_search_exact` for the scope, when the caller asked already (None: asked here)."""
     if not collections or limit <= 0:
         return {}
     dim = int(embedder.dim)
     literal = vector_literal(query_vector)
-    exact = _is_small(scope=scope, embedder=embedder)
+    exact = vector_search_exact(scope=scope, embedder=embedder) if exact is None else exact
     order = f"e.vec::vector({dim}) <=> %s::vector({dim})" + (", e.target_id" if exact else "")
     sql = f"""
         SELECT d.collection, d.target_id, 1 - n.distance AS similarity
@@ -57,8 +59,7 @@ def vector_candidates(
     """
     out: dict[str, list[VectorHit]] = {}
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        cursor.execute("SET LOCAL hnsw.ef_search = %s" % max(int(settings.RETRIEVAL_EF_SEARCH), 1))
+        _hnsw_settings(cursor)
         for collection in collections:
             cursor.execute(sql, [literal, embedder.name, scope.pk, [vector_target(collection)], literal, limit, scope.pk])
             hits = [VectorHit(c, target_id, float(similarity)) for c, target_id, similarity in cursor.fetchall()]
@@ -67,7 +68,13 @@ def vector_candidates(
     return out
 
 
-def _is_small(*, scope: Scope, embedder: Embedder) -> bool:
+def _hnsw_settings(cursor) -> None:
+    """The HNSW scan's settings for this transaction, in one round trip."""
+    ef = max(int(settings.RETRIEVAL_EF_SEARCH), 1)
+    cursor.execute(f"SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = {ef}")
+
+
+def vector_search_exact(*, scope: Scope, embedder: Embedder) -> bool:
     """Whether the scope holds fewer than RETRIEVAL_EXACT_BELOW vectors of the model (counted on
     the scope index, stopping at the threshold)."""
     threshold = int(settings.RETRIEVAL_EXACT_BELOW)
@@ -86,8 +93,7 @@ def explain_vector_query(*, scope: Scope, query_vector: list[float], embedder: E
     dim = int(embedder.dim)
     literal = vector_literal(query_vector)
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        cursor.execute("SET LOCAL hnsw.ef_search = %s" % max(int(settings.RETRIEVAL_EF_SEARCH), 1))
+        _hnsw_settings(cursor)
         cursor.execute(
             f"EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON) SELECT e.target_type, e.target_id FROM retrieval_embedding e"
             f" WHERE e.model = %s AND e.scope_id = %s AND e.target_type = ANY(%s)"

@@ -7,6 +7,8 @@ pool threads, each on its own connection, beside BM25 on the caller's (retrieval
 """
 
 import time
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from django.db.models import Q
@@ -19,7 +21,7 @@ from retrieval.indexing import Backlog
 from retrieval.intents import attributes_asked
 from retrieval.search.eligibility import document_filter, fact_eligible
 from retrieval.search.question import Question, entities_named, named_speaker
-from retrieval.vector import VectorHit, vector_candidates
+from retrieval.vector import VectorHit, vector_candidates, vector_search_exact
 
 
 @dataclass
@@ -32,12 +34,44 @@ class Candidates:
     unindexed: dict[str, list[Hit]] = field(default_factory=dict)
 
 
+# Inside `candidates_memo()`, the lists of a question asked again are the ones gathered the first
+# time: the cross-validation (retrieval/cv.py) re-fuses the same lists under each setting.
+_memo: ContextVar[dict | None] = ContextVar("candidates_memo", default=None)
+
+
+@contextmanager
+def candidates_memo():
+    """Gather each question's candidate lists once within the block. For measuring settings that
+    act after the lists (fusion, lanes) only: the lists themselves are not recomputed."""
+    token = _memo.set({})
+    try:
+        yield
+    finally:
+        _memo.reset(token)
+
+
 def candidates_gather(
     q: Question, *, lexemes: list[str], query_vector: list[float] | None, embedder: Embedder, collections: list[str],
     pool: int, backlog: Backlog, searchable: list[str], timings: dict,
 ) -> Candidates:
     """Every list for `q`. `collections`: those with documents; `searchable`: every collection
     the question's kinds may use (un-indexed rows may belong to one with no document yet)."""
+    memo = _memo.get()
+    if memo is None:
+        return _gather(q, lexemes=lexemes, query_vector=query_vector, embedder=embedder, collections=collections,
+                       pool=pool, backlog=backlog, searchable=searchable, timings=timings)
+    key = (q.scope.pk, q.text, repr(q.window), q.as_of, q.history, q.changes, q.kinds, q.speaker_filter,
+           getattr(q.speaker_entity, "pk", None), pool, tuple(collections), backlog.pending)
+    if key not in memo:
+        memo[key] = _gather(q, lexemes=lexemes, query_vector=query_vector, embedder=embedder, collections=collections,
+                            pool=pool, backlog=backlog, searchable=searchable, timings=timings)
+    return memo[key]
+
+
+def _gather(
+    q: Question, *, lexemes: list[str], query_vector: list[float] | None, embedder: Embedder, collections: list[str],
+    pool: int, backlog: Backlog, searchable: list[str], timings: dict,
+) -> Candidates:
     scope = q.scope
     started = time.perf_counter()
     lap: dict[str, float] = {}
@@ -56,7 +90,8 @@ def candidates_gather(
     def semantic(collection: str):
         def search():
             t0 = time.perf_counter()
-            hits = vector_candidates(scope=scope, query_vector=query_vector, embedder=embedder, collections=[collection], limit=pool)
+            hits = vector_candidates(scope=scope, query_vector=query_vector, embedder=embedder, collections=[collection], limit=pool,
+                                     exact=exact)
             lap[f"vector {collection}"] = time.perf_counter() - t0
             return hits
         return search
@@ -74,6 +109,8 @@ def candidates_gather(
         return entities, facts, changed
 
     if collections:
+        # Whether the scope is small enough to search exactly: asked once, not per collection.
+        exact = vector_search_exact(scope=scope, embedder=embedder)
         # One nearest-neighbour search per collection, each on its own connection.
         (bm25, unindexed), (entities, entity_facts, changed), *per_collection = side_by_side(
             lexical, structured, *(semantic(collection) for collection in collections)

@@ -1,4 +1,5 @@
-"""Fusion and the lanes: the candidate lists become one ranking by reciprocal rank fusion, and the
+"""Fusion and the lanes: the candidate lists become one ranking (reciprocal rank fusion, or the
+lists' standardised scores: RETRIEVAL_FUSION), and the
 hydrated head of it is scored on the three lanes (retrieval/ranking.py).
 
 Documents map to items before they vote, so every list votes for the same thing: a window
@@ -10,7 +11,7 @@ from dataclasses import dataclass
 from memories.models import Episode
 from retrieval.documents import TURN_COLLECTIONS
 from retrieval.models import Collection
-from retrieval.ranking import DEFAULT_IMPORTANCE, lane_score, recency, rrf
+from retrieval.ranking import DEFAULT_IMPORTANCE, fuse, lane_score, recency
 from retrieval.search.candidates import Candidates
 from retrieval.search.question import Question
 from retrieval.search.results import KINDS, RecallItem
@@ -43,26 +44,34 @@ def candidates_fuse(c: Candidates, *, q: Question, pool: int, evidence: bool) ->
         return ("turn", target_id)
 
     lists: list[list[Key]] = []
+    values: list[list[float] | None] = []
     why: dict[Key, list[str]] = {}
 
-    def add_list(name: str, keys: list[Key], notes: list[str] | None = None) -> None:
-        ranked = list(dict.fromkeys(keys))
+    def add_list(name: str, keys: list[Key], notes: list[str] | None = None, scores: list[float] | None = None) -> None:
+        best = {}
+        for at, item in enumerate(keys):
+            best.setdefault(item, at)  # a list is best first: an item keeps its first place
+        ranked = list(best)
         lists.append(ranked)
+        values.append([scores[best[item]] for item in ranked] if scores is not None else None)
         for rank, item in enumerate(ranked[:_WHY_DEPTH], start=1):
             why.setdefault(item, []).append(f"{name} #{rank}" + (f" ({notes[rank - 1]})" if notes else ""))
 
     for collection, hits in sorted(c.bm25.items()):
-        add_list(f"bm25 {collection}", [key(collection, h.target_id) for h in hits], [f"{h.score:.2f}" for h in hits])
+        add_list(f"bm25 {collection}", [key(collection, h.target_id) for h in hits], [f"{h.score:.2f}" for h in hits],
+                 [h.score for h in hits])
     for collection, hits in sorted(c.vectors.items()):
-        add_list(f"vector {collection}", [key(collection, h.target_id) for h in hits], [f"cos {h.similarity:.2f}" for h in hits])
+        add_list(f"vector {collection}", [key(collection, h.target_id) for h in hits], [f"cos {h.similarity:.2f}" for h in hits],
+                 [h.similarity for h in hits])
     for collection, hits in sorted(c.unindexed.items()):
-        add_list(f"not indexed yet {collection}", [key(collection, h.target_id) for h in hits], [f"{h.score:.0f} words" for h in hits])
+        add_list(f"not indexed yet {collection}", [key(collection, h.target_id) for h in hits], [f"{h.score:.0f} words" for h in hits],
+                 [h.score for h in hits])
     if c.entities:
         add_list("entity facts", [("fact", f.pk) for f in c.entity_facts], [f.subject.name for f in c.entity_facts])
     if q.changes and "fact" in q.kinds:
         add_list("changed in window", [("fact", f.pk) for f in c.changed])
 
-    scores = rrf(lists)
+    scores = fuse(lists, values)
     return Fused(scores=scores, ranked=sorted(scores, key=lambda item: -scores[item])[:pool], why=why)
 
 

@@ -149,8 +149,10 @@ def test_with_vectors_the_stored_vectors_are_reused(memory, monkeypatch):
     real = type(embedder).embed
     monkeypatch.setattr(type(embedder), "embed", lambda self, texts: calls.append(len(texts)) or real(self, texts))
     receipt = scope_restore(principal=memory.p_owner, file=io.BytesIO(data), scope="copy")
-    # Only the entity names that had no vector are embedded; every search document's vector is the file's.
-    assert sum(calls) == unembedded and receipt.vectors_reused == header["counts"]["vector"]
+    # Only the entity names that had no vector are embedded; every search document's vector is the
+    # file's, except the windows', which are composed from their turns' (the file's) again.
+    windows = Embedding.objects.filter(scope=memory.scope_a, target_type__in=["doc_turn_w1", "doc_turn_w2"]).count()
+    assert sum(calls) == unembedded and receipt.vectors_reused == header["counts"]["vector"] - windows
     copy = Scope.objects.get(slug="copy")
     assert Embedding.objects.filter(scope=copy).count() == Embedding.objects.filter(scope=memory.scope_a).count() + unembedded
     assert recalls(copy) == recalls(memory.scope_a)

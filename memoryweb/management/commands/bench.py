@@ -145,7 +145,8 @@ class Command(MemorywebCommand):
             f"raw ingest: {result.turns} turns in {result.sessions} sessions, {result.turn_seconds} s: "
             f"{result.turns_per_second} turns/s (committed; a broker does the rest)",
             f"search indexing (batched embeddings): {result.index_seconds} s: "
-            f"{result.indexed_turns_per_second} turns/s ingested and indexed (the in-process default)",
+            f"{result.indexed_turns_per_second} turns/s ingested and indexed (the in-process default); "
+            f"{result.model_passes_per_turn} model passes per turn, {result.model_seconds} s of it in the model",
             f"extraction (offline) + reconciliation: {result.episodes} episodes, {result.episode_seconds} s: "
             f"{result.episodes_per_second} episodes/s, {result.facts} facts, {result.failed} failed",
             "(the throwaway scope was deleted)",

@@ -16,6 +16,8 @@ class Command(MemorywebCommand):
         locomo.add_argument("--k", type=int, default=10)
         locomo.add_argument("--mode", choices=sorted(MODES), default="turns")
         locomo.add_argument("--out", help="write one JSON record per question here")
+        locomo.add_argument("--cv", action="store_true",
+                            help="choose the fusion setting by leave-one-conversation-out cross-validation (retrieval/cv.py)")
         scenarios = sub.add_parser("scenarios", help="answer accuracy on a team scenario (statements, then questions)")
         scenarios.add_argument("--file", default=str(DEFAULT_SCENARIO), help="a scenario YAML file (default: the shipped team scenario)")
 
@@ -26,10 +28,27 @@ class Command(MemorywebCommand):
                 report = run_scenarios(owner=principal.user, path=options["file"], progress=progress)
             self.emit(options, report, format_scenario_report(report))
             return
+        if options.get("cv"):
+            return self._cross_validate(principal, options)
         with progress_bar(label="eval locomo", quiet=options["json"], unit="") as progress:
             report = run_locomo(
                 dataset=options["dataset"], team=personal_team_ensure(user=principal.user),
-                conversations=[c.strip() for c in options["conversations"].split(",") if c.strip()] or None,
+                conversations=_conversations(options),
                 k=options["k"], mode=options["mode"], out=options.get("out"), progress=progress,
             )
         self.emit(options, report, format_report(report))
+
+    def _cross_validate(self, principal, options) -> None:
+        from retrieval.cv import cross_validate, format_cv_report
+
+        with progress_bar(label="eval locomo --cv", quiet=options["json"], unit="") as progress:
+            report = cross_validate(
+                dataset=options["dataset"], team=personal_team_ensure(user=principal.user),
+                conversations=_conversations(options),
+                k=options["k"], mode=options["mode"], progress=progress,
+            )
+        self.emit(options, report, format_cv_report(report))
+
+
+def _conversations(options) -> list[str] | None:
+    return [c.strip() for c in options["conversations"].split(",") if c.strip()] or None
