@@ -7,7 +7,7 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 from django.db.utils import OperationalError, ProgrammingError
-from psycopg.errors import UndefinedTable
+from psycopg.errors import UndefinedColumn, UndefinedTable
 
 from memoryweb.errors import MemorywebError
 
@@ -49,6 +49,8 @@ class MemorywebCommand(BaseCommand):
         except ProgrammingError as exc:
             if isinstance(exc.__cause__, UndefinedTable):
                 raise CommandError("The database has no memoryweb tables yet: run `memoryweb migrate` first.") from None
+            if isinstance(exc.__cause__, UndefinedColumn):
+                raise CommandError("The database is older than this memoryweb: run `memoryweb migrate` first.") from None
             raise
         except OperationalError as exc:
             from memoryweb.checks import database_unreachable

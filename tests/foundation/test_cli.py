@@ -169,3 +169,14 @@ def test_help_lists_our_commands_grouped_and_keeps_djangos_reachable():
     django = run_cli("help", "--django").stdout
     assert "flush" in django and "startproject" in django
     assert "--scope" in run_cli("help", "store").stdout
+
+
+@pytest.mark.django_db
+def test_a_database_behind_the_code_is_one_sentence_saying_to_migrate(cast):
+    from django.db import connection
+
+    with connection.cursor() as cursor:  # a column a newer migration added, as if that migration had not run
+        cursor.execute("ALTER TABLE memories_fact DROP COLUMN review")
+    with pytest.raises(CommandError) as refused:
+        call_command("facts", "--scope", "alpha", "--as", "owner")
+    assert str(refused.value) == "The database is older than this memoryweb: run `memoryweb migrate` first."
