@@ -11,8 +11,8 @@ from memories.scopes import scope_update, scope_update_check
 from memories.services.dedup import proposal_dismiss, proposal_merge
 from memories.services.extract import episode_retry
 from memories.services.facts import fact_restore, fact_retract
-from memories.services.merge import entity_merge, entity_merge_preview, entity_merge_undo, merge_fact_ids
-from retrieval.services import fact_documents_refresh
+from memories.services.merge import entity_merge, entity_merge_preview, entity_merge_undo
+from retrieval.services import merge_documents_refresh
 
 
 class ScopeAdminForm(forms.ModelForm):
@@ -152,7 +152,7 @@ class EntityAdmin(ViewOnly, admin.ModelAdmin):
         try:
             if "confirm" in request.POST:
                 merge = entity_merge(principal=actor, scope=source.scope, source=source, target=target)
-                fact_documents_refresh(scope=source.scope, fact_ids=merge_fact_ids(merge))
+                merge_documents_refresh(merge)
                 self.message_user(request, f"Merged {source} into {target} (merge {merge.public_id}; undo it under "
                                            f"Entity merges).", messages.SUCCESS)
                 return None
@@ -180,7 +180,7 @@ class EntityMergeAdmin(ViewOnly, admin.ModelAdmin):
 
         def undo(merge: EntityMerge) -> None:
             entity_merge_undo(principal=actor, scope=merge.scope, merge_id=merge.public_id)
-            fact_documents_refresh(scope=merge.scope, fact_ids=merge_fact_ids(merge))
+            merge_documents_refresh(merge)
 
         # Latest first: an earlier merge can be undone only once the later ones involving it are.
         _each(self, request, queryset.select_related("scope").order_by("-id"), undo, "Undone:")
@@ -204,7 +204,7 @@ class MergeProposalAdmin(ViewOnly, admin.ModelAdmin):
             applied = proposal_merge(principal=actor, proposal=proposal)
             if applied.merge is None:
                 raise MemorywebError(applied.skipped)
-            fact_documents_refresh(scope=proposal.scope, fact_ids=merge_fact_ids(applied.merge))
+            merge_documents_refresh(applied.merge)
 
         # Surest first, as the nightly run merges them.
         _each(self, request, queryset.select_related("scope").order_by("-score", "id"), merge, "Merged:")

@@ -7,12 +7,9 @@ import time
 from celery.exceptions import SoftTimeLimitExceeded
 
 from memoryweb.celery import app
-from memories.models import EntityMerge
-from memories.services.dedup import dedup_nightly
 from memories.services.consolidate import consolidate_scopes as consolidate_all
 from memories.services.extract import TransientExtractionError, episode_claim, episode_extract, episode_time_out
-from memories.services.merge import merge_fact_ids
-from retrieval.services import fact_documents_refresh
+from retrieval.services import dedup_nightly_indexed
 
 MAX_RETRIES = 5
 
@@ -77,7 +74,4 @@ def dedup_scopes() -> dict:
     """Celery beat's nightly deduplication (CELERY_BEAT_SCHEDULE, at DEDUP_HOUR_UTC): proposals
     recorded for every scope, the sure ones merged; then the merged facts' search documents are
     rewritten, as every merge door does."""
-    result = dedup_nightly()
-    for merge in EntityMerge.objects.filter(pk__in=[pk for _, pk in result.pop("merges")]).select_related("scope"):
-        fact_documents_refresh(scope=merge.scope, fact_ids=merge_fact_ids(merge))
-    return result
+    return dedup_nightly_indexed()

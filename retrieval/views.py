@@ -17,10 +17,10 @@ from memories.scopes import scope_get
 from memories.services.extract import episode_get
 from memories.services.facts import entity_list
 from memories.services.ingest import remember
-from memories.services.merge import entity_merge, entity_merge_undo, merge_fact_ids
+from memories.services.merge import entity_merge, entity_merge_undo
 from memories.services.review import review_queue
 from memories.views import ENTITY, entity_context, entity_on_page, merge_form, merge_pair
-from retrieval.services import episode_forget, fact_documents_refresh, recall_evidence
+from retrieval.services import episode_forget, merge_documents_refresh, recall_evidence
 
 TEMPLATE = "pages/scope.html"
 # The fragments of the scope home htmx asks for, by the id of the element it targets.
@@ -115,7 +115,7 @@ def entity_merge_view(request: HttpRequest, slug: str, entity: str) -> HttpRespo
         form["error"] = exc.message
         return render_page(request, ENTITY, entity_context(request, scope, found, merge=form), fragment="merge", status=exc.status)
     # Outside the merge's transaction: the refresh embeds the rewritten documents after its own commit.
-    fact_documents_refresh(scope=scope, fact_ids=merge_fact_ids(merge))
+    merge_documents_refresh(merge)
     messages.success(request, f"Merged {source.name} into {target.name}.")
     return redirect_page(request, reverse("entity", args=[scope.slug, target.public_id]))
 
@@ -133,6 +133,6 @@ def entity_merge_undo_view(request: HttpRequest, slug: str, entity: str, merge_i
     except MemorywebError as exc:
         form = {**merge_form({}), "undo_error": exc.message}
         return render_page(request, ENTITY, entity_context(request, scope, found, merge=form), fragment="merge", status=exc.status)
-    fact_documents_refresh(scope=scope, fact_ids=merge_fact_ids(merge))
+    merge_documents_refresh(merge)
     messages.success(request, f"Undid the merge: {merge.source.name} is its own entity again.")
     return redirect_page(request, reverse("entity", args=[scope.slug, merge.source.public_id]))

@@ -4,8 +4,8 @@ from memoryweb.management.base import MemorywebCommand
 from memoryweb.progress import progress_bar
 from memories.scopes import scope_get, scopes_for
 from memories.services.dedup import dedup_apply, dedup_propose, dedup_undo, merge_scope_find
-from memories.services.merge import merge_as_dict, merge_fact_ids
-from retrieval.services import fact_documents_refresh
+from memories.services.merge import merge_as_dict
+from retrieval.services import merge_documents_refresh
 
 
 class Command(MemorywebCommand):
@@ -56,7 +56,7 @@ class Command(MemorywebCommand):
                     applied = dedup_apply(principal=principal, scope=scope, proposals=proposals, progress=progress)
                 for result in applied:
                     if result.merge is not None:
-                        fact_documents_refresh(scope=scope, fact_ids=merge_fact_ids(result.merge))
+                        merge_documents_refresh(result.merge)
                         lines.append(f"  merged {result.merge.source.name} into {result.merge.target.name} "
                                      f"(undo: memoryweb dedup undo {result.merge.public_id})")
                     else:
@@ -73,7 +73,7 @@ class Command(MemorywebCommand):
         else:
             scope = merge_scope_find(scopes=scopes_for(principal, Access.READ), merge_id=merge_id)
         merge = dedup_undo(principal=principal, scope=scope, merge_id=merge_id)
-        fact_documents_refresh(scope=scope, fact_ids=merge_fact_ids(merge))
+        merge_documents_refresh(merge)
         self.emit(options, merge_as_dict(merge), f"Undid merge {merge.public_id}: {merge.source.name} is its own entity again.")
 
 

@@ -3,8 +3,8 @@ from memoryweb.errors import InvalidInput
 from memoryweb.management.base import MemorywebCommand
 from memories.scopes import scope_get
 from memories.services.facts import entity_get
-from memories.services.merge import entity_merge, entity_merge_preview, entity_merge_undo, merge_as_dict, merge_fact_ids
-from retrieval.services import fact_documents_refresh
+from memories.services.merge import entity_merge, entity_merge_preview, entity_merge_undo, merge_as_dict
+from retrieval.services import merge_documents_refresh
 
 
 class Command(MemorywebCommand):
@@ -25,7 +25,7 @@ class Command(MemorywebCommand):
         if first == "undo":
             scope = scope_get(principal, options["scope"], Access.WRITE)
             merge = entity_merge_undo(principal=principal, scope=scope, merge_id=second)
-            fact_documents_refresh(scope=scope, fact_ids=merge_fact_ids(merge))
+            merge_documents_refresh(merge)
             self.emit(options, merge_as_dict(merge), f"Undid merge {merge.public_id}: {merge.source.name} is its own entity again.")
             return
         scope = scope_get(principal, options["scope"], Access.READ if options["dry_run"] else Access.WRITE)
@@ -38,7 +38,7 @@ class Command(MemorywebCommand):
             self.emit(options, preview.as_dict(), _preview_text(preview.as_dict()))
             return
         merge = entity_merge(principal=principal, scope=scope, source=source, target=target)
-        fact_documents_refresh(scope=scope, fact_ids=merge_fact_ids(merge))
+        merge_documents_refresh(merge)
         data = merge_as_dict(merge)
         moved = ", ".join(f"{count} {kind.replace('_', ' ')}" for kind, count in data["moved"].items())
         self.emit(options, data, f"Merged {source.name} into {target.name} (merge {merge.public_id}): {moved}.\n"
