@@ -6,30 +6,37 @@ Only outside a transaction: inside one, the caller's uncommitted rows are invisi
 connection (and a test's transaction is exactly that), so both run here, one after the other.
 The pool's threads keep their connections open between calls; a connection found broken is
 closed and the search runs again on the caller's connection, so a restarted database costs one
-slower query, never a failed one.
+slower query, never a failed one. Any other failure (the embedder's) is the caller's at once.
+
+`soon` starts the query's embedding on a thread of its own, so the lexical search and the
+entity look-ups run while the model works.
 """
 
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from django.conf import settings
-from django.db import connection
+from django.db import Error as DatabaseError, connection
 
 logger = logging.getLogger(__name__)
 A = TypeVar("A")
 
 _executor: ThreadPoolExecutor | None = None
 _executor_lock = threading.Lock()
+# The query embeddings have threads of their own: a search thread waits for one, so they must
+# never queue behind the searches.
+_embedding: ThreadPoolExecutor | None = None
 
 
 def _forget_pool_after_fork() -> None:
     """A forked child (a prefork worker) has none of its parent's threads: it starts its own pool."""
-    global _executor, _executor_lock
-    _executor, _executor_lock = None, threading.Lock()
+    global _executor, _executor_lock, _embedding
+    _executor, _executor_lock, _embedding = None, threading.Lock(), None
 
 
 os.register_at_fork(after_in_child=_forget_pool_after_fork)
@@ -45,10 +52,53 @@ def side_by_side(foreground: Callable[[], Any], *background: Callable[[], Any]) 
     for work, future in zip(background, futures):
         try:
             results.append(future.result())
-        except Exception as exc:  # its connection failed: once more on ours
+        except (DatabaseError, connection.Database.Error) as exc:  # its connection failed: once more on ours
             logger.warning("concurrent search failed on its own connection (%s); running it here", exc)
             results.append(work())
     return (ahead, *results)
+
+
+class Soon:
+    """A value being computed on another thread; `get()` waits for it (and raises what it raised)
+    and says how long it waited in `waited` (seconds), `took` how long the work itself took."""
+
+    def __init__(self, work: Callable[[], A], *, background: bool):
+        self.took = self.waited = 0.0
+        self._future: Future | None = None
+        self._value = None
+        if background:
+            self._future = _embedding_pool().submit(self._timed, work)
+        else:
+            self._value = self._timed(work)
+
+    def _timed(self, work: Callable[[], A]) -> A:
+        started = time.perf_counter()
+        try:
+            return work()
+        finally:
+            self.took = time.perf_counter() - started
+
+    def get(self) -> A:
+        if self._future is None:
+            return self._value
+        started = time.perf_counter()
+        value = self._future.result()  # several threads may wait at once: each reads the one result
+        self.waited = max(self.waited, time.perf_counter() - started)
+        return value
+
+
+def soon(work: Callable[[], A]) -> Soon:
+    """`work()` started now on a thread of its own, so the caller can do other work meanwhile
+    (the query's embedding, while the lexical search runs): touches no database."""
+    return Soon(work, background=settings.RETRIEVAL_CONCURRENT)
+
+
+def _embedding_pool() -> ThreadPoolExecutor:
+    global _embedding
+    with _executor_lock:
+        if _embedding is None:
+            _embedding = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memoryweb-query-embed")
+        return _embedding
 
 
 def _pool() -> ThreadPoolExecutor:

@@ -30,6 +30,7 @@ from accounts.models import Team
 from memoryweb.errors import InvalidInput
 from memoryweb.progress import no_progress
 from memories.models import Scope
+from retrieval.bench import _percentile
 from retrieval.indexing import index_pending
 from retrieval.search import recall_evidence
 
@@ -174,6 +175,7 @@ def run_locomo(
     records: list[dict] = []
     defects: Counter = Counter()
     timings: dict[str, dict] = {}
+    latency = Latency()
     out_file = open(out, "w") if out else None
     try:
         for number, conv in enumerate(convs, start=1):
@@ -191,7 +193,9 @@ def run_locomo(
                 now = conv.sessions[-1][1] + timedelta(days=1)
                 asked = 0
                 for question in conv.questions:
+                    t0 = time.perf_counter()
                     result = recall_evidence(scope=scope, query=question.text, k=k, filters={"kinds": list(MODES[mode])}, now=now)
+                    latency.add(total=time.perf_counter() - t0, stages=result.timings)
                     retrieved = evidence_ids(result.items)
                     recall_value, hit = score_question(question.evidence, retrieved)
                     record = {
@@ -217,7 +221,32 @@ def run_locomo(
     report = summarise(records, k=k, mode=mode)
     report["defects"] = dict(defects)
     report["timings"] = timings
+    report["latency"] = latency.summary()
     return report
+
+
+class Latency:
+    """Each question's `recall_evidence` wall time as the caller waits for it (the query's
+    embedding included) and its stages' times, summarised as p50/p95 in milliseconds."""
+
+    def __init__(self):
+        self.totals: list[float] = []
+        self.stages: dict[str, list[float]] = defaultdict(list)
+
+    def add(self, *, total: float, stages: dict[str, float]) -> None:
+        self.totals.append(total * 1000)
+        for stage, seconds in stages.items():
+            self.stages[stage].append(seconds * 1000)
+
+    def summary(self) -> dict:
+        if not self.totals:
+            return {}
+        return {
+            "questions": len(self.totals), "p50_ms": round(_percentile(self.totals, 0.5), 2),
+            "p95_ms": round(_percentile(self.totals, 0.95), 2),
+            "p50_ms_by_stage": {stage: round(_percentile(v, 0.5), 2) for stage, v in self.stages.items()},
+            "p95_ms_by_stage": {stage: round(_percentile(v, 0.95), 2) for stage, v in self.stages.items()},
+        }
 
 
 def conversation_scope(*, team: Team, conv: Conversation) -> Scope:
@@ -280,6 +309,11 @@ def format_report(report: dict) -> str:
     for name, row in report.get("by_conversation", {}).items():
         lines.append(f"{name:<18}{row['questions']:>10}{row['evidence_recall']:>10.3f}{row['hit_rate']:>10.3f}")
     lines.append(f"{'all':<18}{report['questions']:>10}{report['evidence_recall']:>10.3f}{report['hit_rate']:>10.3f}")
+    if report.get("latency"):
+        lat = report["latency"]
+        stages = ", ".join(f"{stage} {ms}" for stage, ms in lat["p50_ms_by_stage"].items())
+        lines.append(f"recall_evidence latency, query embedding included: p50 {lat['p50_ms']} ms, p95 {lat['p95_ms']} ms"
+                     f" over {lat['questions']} questions (p50 by stage, ms: {stages})")
     if report.get("defects"):
         lines.append("evidence ids: " + ", ".join(f"{name.replace('_', ' ')} {count}" for name, count in sorted(report["defects"].items())))
     return "\n".join(lines)

@@ -15,7 +15,7 @@ from django.db.models import Q
 
 from memoryweb.providers.embedders import Embedder
 from memories.models import Entity, Fact, FactStatus
-from retrieval.concurrent import side_by_side
+from retrieval.concurrent import Soon, side_by_side
 from retrieval.fulltext import Hit, bm25_candidates, unindexed_candidates
 from retrieval.indexing import Backlog
 from retrieval.intents import attributes_asked
@@ -51,11 +51,12 @@ def candidates_memo():
 
 
 def candidates_gather(
-    q: Question, *, lexemes: list[str], query_vector: list[float] | None, embedder: Embedder, collections: list[str],
+    q: Question, *, lexemes: list[str], query_vector: list[float] | Soon | None, embedder: Embedder, collections: list[str],
     pool: int, backlog: Backlog, searchable: list[str], timings: dict,
 ) -> Candidates:
     """Every list for `q`. `collections`: those with documents; `searchable`: every collection
-    the question's kinds may use (un-indexed rows may belong to one with no document yet)."""
+    the question's kinds may use (un-indexed rows may belong to one with no document yet);
+    `query_vector`: the query's vector, or its embedding under way (`Soon`)."""
     memo = _memo.get()
     if memo is None:
         return _gather(q, lexemes=lexemes, query_vector=query_vector, embedder=embedder, collections=collections,
@@ -69,7 +70,7 @@ def candidates_gather(
 
 
 def _gather(
-    q: Question, *, lexemes: list[str], query_vector: list[float] | None, embedder: Embedder, collections: list[str],
+    q: Question, *, lexemes: list[str], query_vector: list[float] | Soon | None, embedder: Embedder, collections: list[str],
     pool: int, backlog: Backlog, searchable: list[str], timings: dict,
 ) -> Candidates:
     scope = q.scope
@@ -89,8 +90,9 @@ def _gather(
 
     def semantic(collection: str):
         def search():
+            vector = query_vector.get() if isinstance(query_vector, Soon) else query_vector
             t0 = time.perf_counter()
-            hits = vector_candidates(scope=scope, query_vector=query_vector, embedder=embedder, collections=[collection], limit=pool,
+            hits = vector_candidates(scope=scope, query_vector=vector, embedder=embedder, collections=[collection], limit=pool,
                                      exact=exact)
             lap[f"vector {collection}"] = time.perf_counter() - t0
             return hits

@@ -4,10 +4,10 @@ import time
 from dataclasses import replace
 from datetime import date, datetime
 
-
 from memoryweb.errors import InvalidInput
 from memoryweb.providers.embedders import Embedder
 from memories.models import Scope
+from retrieval.concurrent import Soon, soon
 from retrieval.embedder import scope_embedder
 from retrieval.fulltext import query_lexemes
 from retrieval.indexing import Backlog, index_catch_up
@@ -56,6 +56,9 @@ def _search(
         raise InvalidInput("k must be a whole number from 1 to 200.")
     q = question_read(scope=scope, query=query, filters=filters, as_of=as_of, include_history=include_history, now=now, speaker=speaker)
     embedder = scope_embedder(scope)  # the model the scope's vectors are on, not blindly EMBEDDER (a reindex may be under way)
+    # The model works on the query while the index is checked and the lexical search runs; the
+    # vector searches wait for it.
+    vector = soon(lambda: embedder.embed([q.text])[0]) if query_vector is None else None
     t0 = time.perf_counter()
     backlog = index_catch_up(scope=scope, embedder=embedder)
     timings = {"index": time.perf_counter() - t0}
@@ -65,13 +68,9 @@ def _search(
     pool = pool_size(sum(n for c, n in sizes.items() if c not in (Collection.TURN_W1, Collection.TURN_W2)))
     collections = [c for c in searchable if sizes.get(c)]
     lexemes = query_lexemes(q.text)
-    if query_vector is None and collections:
-        t0 = time.perf_counter()
-        query_vector = embedder.embed([q.text])[0]
-        timings["embed"] = time.perf_counter() - t0
 
     def rank(question: Question, laps: dict) -> tuple[list[RecallItem], list[str]]:
-        return _rank(question, lexemes=lexemes, query_vector=query_vector, embedder=embedder, collections=collections,
+        return _rank(question, lexemes=lexemes, query_vector=vector or query_vector, embedder=embedder, collections=collections,
                      searchable=searchable, pool=pool, k=k, evidence=evidence, backlog=backlog, timings=laps)
 
     out, entity_names = rank(q, timings)
@@ -91,7 +90,11 @@ def _search(
             if len(out) >= k:
                 break
     timings["total"] = time.perf_counter() - started
-    timings["total_without_embedding"] = timings["total"] - timings.get("embed", 0.0)
+    if vector is not None and collections:
+        # "embed": the model's time on the query; "embed_wait": how much of it the searches
+        # waited for (the rest ran beside the lexical search).
+        timings["embed"], timings["embed_wait"] = vector.took, vector.waited
+    timings["total_without_embedding"] = timings["total"] - timings.get("embed_wait", 0.0)
     return RecallResult(
         query=q.text, items=out[:k], window=q.window, as_of=q.as_of, include_history=q.history, entities=entity_names,
         lexemes=lexemes, pool=pool, timings=timings, pending=backlog.pending,
@@ -99,7 +102,7 @@ def _search(
 
 
 def _rank(
-    q: Question, *, lexemes: list[str], query_vector: list[float] | None, embedder: Embedder, collections: list[str],
+    q: Question, *, lexemes: list[str], query_vector: list[float] | Soon | None, embedder: Embedder, collections: list[str],
     searchable: list[str], pool: int, k: int, evidence: bool, backlog: Backlog, timings: dict,
 ) -> tuple[list[RecallItem], list[str]]:
     """Candidate lists → fused → the eligible rows of the head → lane scores, best first."""

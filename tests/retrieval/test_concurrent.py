@@ -107,3 +107,49 @@ def test_evidence_over_several_collections_is_the_same_with_one_connection_per_s
     settings.RETRIEVAL_CONCURRENT = False
     alone = [(i.kind, i.id) for i in recall_evidence(scope=scope, query="what does my cat look like?").items]
     assert together == alone
+
+
+class _Recording:
+    """The configured embedder, noting which thread embeds and failing on demand."""
+
+    def __init__(self, inner, *, fail: Exception | None = None):
+        self.name, self.dim, self._inner, self.fail, self.threads = inner.name, inner.dim, inner, fail, []
+
+    def embed(self, texts):
+        self.threads.append(threading.get_ident())
+        if self.fail is not None and texts == ["what pet do I have?"]:
+            raise self.fail
+        return self._inner.embed(texts)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_query_is_embedded_on_its_own_thread_and_recall_says_how_long_it_waited(cast, monkeypatch):
+    from memoryweb.providers.embedders import get_embedder
+
+    scope = cast.scope_a
+    Episode.objects.create(scope=scope, text="I adopted a grey cat called Miso", speaker="ankesh", occurred_at=timezone.now())
+    index_pending(scope=scope)
+    embedder = _Recording(get_embedder())
+    monkeypatch.setattr("retrieval.search.pipeline.scope_embedder", lambda scope: embedder)
+    result = recall(scope=scope, query="what pet do I have?")
+    assert result.items and "Miso" in result.items[0].text
+    assert embedder.threads and threading.get_ident() not in embedder.threads
+    assert 0 <= result.timings["embed_wait"] <= result.timings["embed"] + 0.05
+    assert result.timings["total_without_embedding"] <= result.timings["total"]
+
+
+@pytest.mark.parametrize("concurrently", [True, False])
+@pytest.mark.django_db(transaction=True)
+def test_an_embedder_failure_during_recall_is_the_callers_error_not_a_connection_retry(cast, monkeypatch, settings, caplog, concurrently):
+    from memoryweb.providers.embedders import EmbedderError, get_embedder
+
+    settings.RETRIEVAL_CONCURRENT = concurrently
+    scope = cast.scope_a
+    Episode.objects.create(scope=scope, text="I adopted a grey cat called Miso", speaker="ankesh", occurred_at=timezone.now())
+    index_pending(scope=scope)
+    embedder = _Recording(get_embedder(), fail=EmbedderError("openai-text-embedding-3-small: answered HTTP 503: busy", retryable=True))
+    monkeypatch.setattr("retrieval.search.pipeline.scope_embedder", lambda scope: embedder)
+    with pytest.raises(EmbedderError, match="503"):
+        recall(scope=scope, query="what pet do I have?")
+    assert "running it here" not in caplog.text
+    assert len(embedder.threads) == 1  # embedded once, not again on the caller's connection
