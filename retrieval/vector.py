@@ -7,11 +7,12 @@ applied inside the index scan; with `hnsw.iterative_scan = relaxed_order` the sc
 gets its results. Relaxed order can return rows slightly out of order: they are re-sorted.
 
 A scope with fewer than `RETRIEVAL_EXACT_BELOW` vectors of the model is searched exactly instead:
-the scope index and a sort by (distance, id), which the HNSW index cannot serve. It is as fast at
-that size, and its answer does not depend on the shape of a graph that every scope's inserts
+the scope index and a sort by (distance, id), which the HNSW index cannot serve, in one scan for
+every collection asked (the best `limit` of each). It is as fast at that size, and its answer does not depend on the shape of a graph that every scope's inserts
 (and rolled-back inserts) have built, so two scopes holding the same documents rank them alike.
 """
 
+from collections import defaultdict
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -44,28 +45,48 @@ def vector_candidates(
     dim = int(embedder.dim)
     literal = vector_literal(query_vector)
     exact = vector_search_exact(scope=scope, embedder=embedder) if exact is None else exact
-    order = f"e.vec::vector({dim}) <=> %s::vector({dim})" + (", e.target_id" if exact else "")
+    out: dict[str, list[VectorHit]] = defaultdict(list)
+    if exact:
+        # One scan of the scope's vectors for every collection, the best `limit` of each kept.
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"""
+                SELECT d.collection, d.target_id, 1 - n.distance AS similarity
+                FROM (
+                    SELECT x.*, row_number() OVER (PARTITION BY x.target_type ORDER BY x.distance, x.target_id) AS place
+                    FROM (
+                        SELECT e.target_type, e.target_id, e.vec::vector({dim}) <=> %s::vector({dim}) AS distance
+                        FROM retrieval_embedding e
+                        WHERE e.model = %s AND e.scope_id = %s AND e.target_type = ANY(%s)
+                    ) x
+                ) n
+                JOIN retrieval_searchdocument d ON d.id = n.target_id AND d.scope_id = %s
+                WHERE n.place <= %s
+                ORDER BY n.distance, d.target_id
+                """,
+                [literal, embedder.name, scope.pk, [vector_target(c) for c in collections], scope.pk, limit],
+            )
+            for c, target_id, similarity in cursor.fetchall():
+                out[c].append(VectorHit(c, target_id, float(similarity)))
+        return dict(out)
     sql = f"""
         SELECT d.collection, d.target_id, 1 - n.distance AS similarity
         FROM (
             SELECT e.target_type, e.target_id, e.vec::vector({dim}) <=> %s::vector({dim}) AS distance
             FROM retrieval_embedding e
             WHERE e.model = %s AND e.scope_id = %s AND e.target_type = ANY(%s)
-            ORDER BY {order}
+            ORDER BY e.vec::vector({dim}) <=> %s::vector({dim})
             LIMIT %s
         ) n
         JOIN retrieval_searchdocument d ON d.id = n.target_id AND d.scope_id = %s
         ORDER BY n.distance, d.target_id
     """
-    out: dict[str, list[VectorHit]] = {}
     with transaction.atomic(), connection.cursor() as cursor:
         _hnsw_settings(cursor)
         for collection in collections:
             cursor.execute(sql, [literal, embedder.name, scope.pk, [vector_target(collection)], literal, limit, scope.pk])
-            hits = [VectorHit(c, target_id, float(similarity)) for c, target_id, similarity in cursor.fetchall()]
-            if hits:
-                out[collection] = hits
-    return out
+            out[collection].extend(VectorHit(c, target_id, float(similarity)) for c, target_id, similarity in cursor.fetchall())
+    return {collection: hits for collection, hits in out.items() if hits}
 
 
 def _hnsw_settings(cursor) -> None:

@@ -88,13 +88,13 @@ def _gather(
         lap["bm25"] = time.perf_counter() - t0
         return hits, unindexed
 
-    def semantic(collection: str):
+    def semantic(group: list[str]):
         def search():
             vector = query_vector.get() if isinstance(query_vector, Soon) else query_vector
             t0 = time.perf_counter()
-            hits = vector_candidates(scope=scope, query_vector=vector, embedder=embedder, collections=[collection], limit=pool,
+            hits = vector_candidates(scope=scope, query_vector=vector, embedder=embedder, collections=group, limit=pool,
                                      exact=exact)
-            lap[f"vector {collection}"] = time.perf_counter() - t0
+            lap[f"vector {','.join(group)}"] = time.perf_counter() - t0
             return hits
         return search
 
@@ -113,9 +113,11 @@ def _gather(
     if collections:
         # Whether the scope is small enough to search exactly: asked once, not per collection.
         exact = vector_search_exact(scope=scope, embedder=embedder)
-        # One nearest-neighbour search per collection, each on its own connection.
+        # Exactly: one scan for every collection. Through the graph: one nearest-neighbour search
+        # per collection, each on its own connection.
+        groups = [collections] if exact else [[collection] for collection in collections]
         (bm25, unindexed), (entities, entity_facts, changed), *per_collection = side_by_side(
-            lexical, structured, *(semantic(collection) for collection in collections)
+            lexical, structured, *(semantic(group) for group in groups)
         )
         vectors = {collection: hits for found in per_collection for collection, hits in found.items()}
     else:
