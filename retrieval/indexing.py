@@ -33,7 +33,7 @@ from django.utils import timezone
 from memoryweb.providers.embedders import Embedder
 from memories.models import EmbeddingTarget, Episode, Fact, Scope, Turn
 from memories.services.indexing import index_run_starting
-from memories.services.vectors import embed_and_store
+from memories.services.vectors import ensure_model_index, vectors_write
 from retrieval.documents import TURN_COLLECTIONS, WINDOW_RADII, fact_document, turn_document, window_document
 from retrieval.embedder import scope_embedder
 from retrieval.models import Collection, IndexState
@@ -115,6 +115,8 @@ def _index_locked(*, scope: Scope, state: IndexState, full: bool, embedder: Embe
             _analyze()
         orphans_remove(scope=scope)
         _embed_missing(scope=scope, embedder=embedder)
+        if not vectors_deferrable(scope=scope, model=embedder.name, adding=0):
+            vectors_undefer(scope=scope, model=embedder.name)  # others' writes grew the scope past exact search
     state.model = embedder.name
     if full:
         state.speakers = _speakers(scope)
@@ -445,12 +447,52 @@ def _embed(*, scope: Scope, docs: list[tuple[int, DocSpec]], embedder: Embedder)
 
 
 def _store(*, scope: Scope, docs: list[tuple[int, DocSpec]], vectors: dict[str, list[float]], embedder: Embedder) -> None:
+    """Write these documents' vectors (from `vectors` by text, the rest embedded now), one write
+    per target type in one transaction. While the scope stays small enough to be searched exactly
+    they are left out of the HNSW graph (`vectors_deferrable`); once it is not, every vector it
+    had left out goes in."""
+    if not docs:
+        return
     by_collection: dict[str, list[tuple[int, str]]] = defaultdict(list)
     for doc_id, spec in docs:
         by_collection[spec.collection].append((doc_id, spec.text))
     cached = _Cached(embedder, vectors)
-    for collection, items in by_collection.items():
-        embed_and_store(scope=scope, target_type=vector_target(collection), items=items, embedder=cached)
+    found = {collection: cached.embed([text for _, text in items]) for collection, items in by_collection.items()}
+    ensure_model_index(embedder)
+    deferred = vectors_deferrable(scope=scope, model=embedder.name, adding=len(docs))
+    with transaction.atomic():
+        for collection, items in by_collection.items():
+            vectors_write(scope=scope, target_type=vector_target(collection), model=embedder.name, deferred=deferred,
+                          rows=[(doc_id, vec) for (doc_id, _), vec in zip(items, found[collection])])
+        if not deferred:
+            vectors_undefer(scope=scope, model=embedder.name)
+
+
+def vectors_deferrable(*, scope: Scope, model: str, adding: int) -> bool:
+    """Whether `adding` more vectors of `model` can stay out of its HNSW graph: the scope will
+    still hold fewer than RETRIEVAL_EXACT_BELOW of them, so recall searches it exactly
+    (retrieval/vector.py), which reads the vectors without the graph. Measured: a graph insert is
+    the larger part of indexing a turn (about 0.5 ms of each vector's write). Ask under the scope's lock."""
+    threshold = int(settings.RETRIEVAL_EXACT_BELOW)
+    if threshold <= 0 or adding >= threshold:
+        return False
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM retrieval_embedding WHERE scope_id = %s AND model = %s LIMIT %s) n",
+            [scope.pk, model, threshold],
+        )
+        return cursor.fetchone()[0] + adding < threshold
+
+
+def vectors_undefer(*, scope: Scope, model: str) -> int:
+    """Put the scope's deferred vectors of `model` into its HNSW graph (the scope outgrew exact
+    search); returns how many (0 at once when none is deferred: a partial index)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE retrieval_embedding SET deferred = false WHERE scope_id = %s AND model = %s AND deferred",
+            [scope.pk, model],
+        )
+        return cursor.rowcount
 
 
 def window_vectors(

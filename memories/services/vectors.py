@@ -23,7 +23,8 @@ def index_name(model: str) -> str:
 
 
 def ensure_model_index(embedder: Embedder) -> None:
-    """Create the partial HNSW index for this model the first time it is used (idempotent)."""
+    """Create the partial HNSW index for this model the first time it is used (idempotent).
+    Deferred vectors (`Embedding.deferred`: a small scope's, searched exactly) are left out."""
     name = index_name(embedder.name)
     if name in _created_indexes:
         return
@@ -35,7 +36,7 @@ def ensure_model_index(embedder: Embedder) -> None:
             return
         cursor.execute(
             f'CREATE INDEX IF NOT EXISTS "{name}" ON retrieval_embedding '
-            f"USING hnsw ((vec::vector({int(embedder.dim)})) vector_cosine_ops) WHERE model = %s",
+            f"USING hnsw ((vec::vector({int(embedder.dim)})) vector_cosine_ops) WHERE model = %s AND NOT deferred",
             [embedder.name],
         )
     _created_indexes.add(name)
@@ -63,12 +64,15 @@ def embed_and_store(*, scope: Scope, target_type: str, items: Sequence[tuple[int
                              rows=[(target_id, vec) for (target_id, _), vec in zip(items, vectors)])
 
 
-def vectors_write(*, scope: Scope, target_type: str, model: str, rows: Sequence[tuple[int, Sequence[float]]]) -> int:
+def vectors_write(
+    *, scope: Scope, target_type: str, model: str, rows: Sequence[tuple[int, Sequence[float]]], deferred: bool = False,
+) -> int:
     """Upsert `(target_id, vector)` rows of one target type and model: one binary COPY into a
     staging table and one INSERT … ON CONFLICT from it. Building the rows as Django objects and
     vectors as decimal text took longer than the database's own work (a 1,000-turn index run:
-    about a second of 3,000 vectors). The last row wins where a target appears twice. Call inside
-    a transaction (the staging table's rows go with it)."""
+    about a second of 3,000 vectors). The last row wins where a target appears twice. `deferred`:
+    keep them out of the model's HNSW graph (`Embedding.deferred`). Call inside a transaction
+    (the staging table's rows go with it)."""
     if not rows:
         return 0
     latest = dict(rows)
@@ -83,10 +87,11 @@ def vectors_write(*, scope: Scope, target_type: str, model: str, rows: Sequence[
         # The staging rows are deleted as they are read, so a second write in one transaction starts empty.
         cursor.execute(
             "WITH staged AS (DELETE FROM _mw_vector_rows RETURNING target_id, vec)"
-            " INSERT INTO retrieval_embedding (scope_id, target_type, target_id, model, vec, created_at)"
-            " SELECT %s, %s, target_id, %s, vec, now() FROM staged"
-            " ON CONFLICT (target_type, target_id, model) DO UPDATE SET vec = EXCLUDED.vec, scope_id = EXCLUDED.scope_id",
-            [scope.pk, target_type, model],
+            " INSERT INTO retrieval_embedding (scope_id, target_type, target_id, model, vec, deferred, created_at)"
+            " SELECT %s, %s, target_id, %s, vec, %s, now() FROM staged"
+            " ON CONFLICT (target_type, target_id, model) DO UPDATE"
+            " SET vec = EXCLUDED.vec, scope_id = EXCLUDED.scope_id, deferred = EXCLUDED.deferred",
+            [scope.pk, target_type, model, deferred],
         )
     return len(ids)
 
