@@ -300,13 +300,10 @@ def _index_turn_batch(*, scope: Scope, new_turns: list[Turn], embedder: Embedder
     new_ids = {t.pk for t in new_turns}
     for turn in new_turns:
         first_new[turn.session_id] = min(first_new.get(turn.session_id, turn.position), turn.position)
+    by_session = _session_tails(scope=scope, starts={s: p - 2 * radius for s, p in first_new.items()})
     specs: list[DocSpec] = []
     for session_id, position in first_new.items():
-        # Centres from `position - radius` on; they need members from `position - 2·radius` on.
-        rows = list(
-            Turn.objects.in_scope(scope).filter(session_id=session_id, position__gte=position - 2 * radius)
-            .order_by("position").values_list("id", "position", "speaker", "text", "occurred_at")
-        )
+        rows = by_session.get(session_id, [])
         for index, (turn_id, turn_pos, speaker, text, occurred_at) in enumerate(rows):
             if turn_id in new_ids:
                 specs.append(DocSpec(Collection.TURN, turn_id, turn_document(speaker=speaker, text=text, occurred_at=occurred_at), occurred_at, speaker))
@@ -317,6 +314,23 @@ def _index_turn_batch(*, scope: Scope, new_turns: list[Turn], embedder: Embedder
                 specs.append(DocSpec(collection, turn_id, window_document(centre_at=occurred_at, members=members), occurred_at, speaker))
     speakers.update(s.speaker for s in specs if s.speaker)
     return sync_documents(scope=scope, specs=specs, embedder=embedder)
+
+
+def _session_tails(*, scope: Scope, starts: dict[int, int]) -> dict[int, list[tuple]]:
+    """Each session's turns from a position on, in order, as (id, position, speaker, text,
+    occurred_at), in one query for all the sessions of a batch: the windows centred from a batch's
+    first new turn minus the radius need members from twice the radius before it."""
+    out: dict[int, list[tuple]] = defaultdict(list)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT t.session_id, t.id, t.position, t.speaker, t.text, t.occurred_at FROM memories_turn t"
+            " JOIN unnest(%s::bigint[], %s::integer[]) AS f(session_id, start) ON t.session_id = f.session_id AND t.position >= f.start"
+            " WHERE t.scope_id = %s ORDER BY t.session_id, t.position",
+            [list(starts), list(starts.values()), scope.pk],
+        )
+        for session_id, *row in cursor.fetchall():
+            out[session_id].append(tuple(row))
+    return out
 
 
 def sync_documents(*, scope: Scope, specs: list[DocSpec], embedder: Embedder) -> int:
@@ -528,12 +542,16 @@ def window_vectors(
             known.update((spec.target_id, vectors[spec.text]) for _, spec in unembedded)
     out: dict[str, list[float]] = {}
     fallback: list[str] = []
+    arrays: dict[int, np.ndarray] = {}  # each turn's vector converted once, not once per window holding it
     for doc_id, spec in windows:
         ids = members.get((spec.collection, spec.target_id), [])
         if not ids or any(m not in known for m in ids):
             fallback.append(spec.text)
             continue
-        mean = np.mean(np.asarray([known[m] for m in ids], dtype=np.float64), axis=0)
+        for m in ids:
+            if m not in arrays:
+                arrays[m] = np.asarray(known[m], dtype=np.float64)
+        mean = np.mean(np.stack([arrays[m] for m in ids]), axis=0)
         norm = float(np.linalg.norm(mean)) or 1.0
         out[spec.text] = (mean / norm).tolist()
     fallback = [text for text in dict.fromkeys(fallback) if text not in out]
