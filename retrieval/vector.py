@@ -92,15 +92,19 @@ def vector_search_exact(*, scope: Scope, embedder: Embedder) -> bool:
 
 
 def explain_vector_query(*, scope: Scope, query_vector: list[float], embedder: Embedder, collections: list[str], limit: int) -> str:
-    """EXPLAIN of the inner nearest-neighbour query, as the benchmark prints it."""
+    """EXPLAIN of the inner nearest-neighbour query, as the benchmark prints it: the exact or the
+    approximate form, whichever `vector_candidates` would run for this scope."""
     dim = int(embedder.dim)
     literal = vector_literal(query_vector)
+    exact = vector_search_exact(scope=scope, embedder=embedder)
+    graph = "" if exact else " AND NOT e.deferred"
+    tie = ", e.target_id" if exact else ""
     with transaction.atomic(), connection.cursor() as cursor:
         _hnsw_settings(cursor)
         cursor.execute(
             f"EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON) SELECT e.target_type, e.target_id FROM retrieval_embedding e"
-            f" WHERE e.model = %s AND e.scope_id = %s AND e.target_type = ANY(%s) AND NOT e.deferred"
-            f" ORDER BY e.vec::vector({dim}) <=> %s::vector({dim}) LIMIT %s",
+            f" WHERE e.model = %s AND e.scope_id = %s AND e.target_type = ANY(%s){graph}"
+            f" ORDER BY e.vec::vector({dim}) <=> %s::vector({dim}){tie} LIMIT %s",
             [embedder.name, scope.pk, [vector_target(c) for c in collections], literal, limit],
         )
         return "\n".join(row[0] for row in cursor.fetchall())
