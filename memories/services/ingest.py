@@ -218,9 +218,11 @@ def _clean_messages(messages, *, now: datetime) -> list[dict]:
 
 def _session_locked(*, scope: Scope, external_id: str, started_at: datetime) -> Session:
     """The session row, created if new and locked, so concurrent ingests of one session append
-    in turn instead of racing for positions and turn ids."""
-    session, _ = Session.objects.get_or_create(scope=scope, external_id=external_id, defaults={"started_at": started_at})
-    return Session.objects.select_for_update().get(pk=session.pk)
+    in turn instead of racing for positions and turn ids. A session this transaction created
+    needs no lock: until the commit nobody else sees it, and a concurrent creator waits on the
+    unique constraint, then finds it and locks it."""
+    session, created = Session.objects.get_or_create(scope=scope, external_id=external_id, defaults={"started_at": started_at})
+    return session if created else Session.objects.select_for_update().get(pk=session.pk)
 
 
 def _next_position(session: Session) -> int:
