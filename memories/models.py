@@ -392,8 +392,9 @@ class Embedding(models.Model):
     The column is an untyped `vector`, so vectors of several models (and dimensions) live side
     by side; a new model is filled in beside the old one and switched to atomically. Approximate
     search uses one partial HNSW expression index per model,
-    `USING hnsw ((vec::vector(DIM)) vector_cosine_ops) WHERE model = 'NAME'`, created when the
-    model is first used (see memories/services/vectors.py); queries repeat that cast and predicate.
+    `USING hnsw ((vec::vector(DIM)) vector_cosine_ops) WHERE model = 'NAME' AND NOT deferred`,
+    created when the model is first used (see memories/services/vectors.py); approximate queries
+    repeat that cast and predicate.
     """
 
     scope = models.ForeignKey(Scope, on_delete=models.CASCADE, related_name="embeddings")
@@ -401,6 +402,10 @@ class Embedding(models.Model):
     target_id = models.BigIntegerField()
     model = models.CharField(max_length=120)
     vec = VectorField()
+    # Left out of the model's HNSW graph: the search index's vectors of a scope small enough to be
+    # searched exactly (RETRIEVAL_EXACT_BELOW), where a graph entry costs an insert and serves no
+    # query. The indexer adds them once the scope outgrows that (retrieval/indexing.py).
+    deferred = models.BooleanField(default=False, db_default=False)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -411,6 +416,8 @@ class Embedding(models.Model):
         indexes = [
             # Exact search inside a small scope: WHERE scope_id = … AND model = … AND target_type = ….
             models.Index(fields=["scope", "model", "target_type"], name="retr_embedding_scope_idx"),
+            # Whether a scope has vectors outside the graph: WHERE scope_id = … AND model = … AND deferred.
+            models.Index(fields=["scope", "model"], condition=models.Q(deferred=True), name="retr_embedding_deferred_idx"),
         ]
 
     def __str__(self) -> str:

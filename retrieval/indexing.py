@@ -33,7 +33,7 @@ from django.utils import timezone
 from memoryweb.providers.embedders import Embedder
 from memories.models import EmbeddingTarget, Episode, Fact, Scope, Turn
 from memories.services.indexing import index_run_starting
-from memories.services.vectors import embed_and_store
+from memories.services.vectors import ensure_model_index, vectors_write
 from retrieval.documents import TURN_COLLECTIONS, WINDOW_RADII, fact_document, turn_document, window_document
 from retrieval.embedder import scope_embedder
 from retrieval.models import Collection, IndexState
@@ -115,6 +115,8 @@ def _index_locked(*, scope: Scope, state: IndexState, full: bool, embedder: Embe
             _analyze()
         orphans_remove(scope=scope)
         _embed_missing(scope=scope, embedder=embedder)
+        if not vectors_deferrable(scope=scope, model=embedder.name, adding=0):
+            vectors_undefer(scope=scope, model=embedder.name)  # others' writes grew the scope past exact search
     state.model = embedder.name
     if full:
         state.speakers = _speakers(scope)
@@ -298,13 +300,10 @@ def _index_turn_batch(*, scope: Scope, new_turns: list[Turn], embedder: Embedder
     new_ids = {t.pk for t in new_turns}
     for turn in new_turns:
         first_new[turn.session_id] = min(first_new.get(turn.session_id, turn.position), turn.position)
+    by_session = _session_tails(scope=scope, starts={s: p - 2 * radius for s, p in first_new.items()})
     specs: list[DocSpec] = []
     for session_id, position in first_new.items():
-        # Centres from `position - radius` on; they need members from `position - 2·radius` on.
-        rows = list(
-            Turn.objects.in_scope(scope).filter(session_id=session_id, position__gte=position - 2 * radius)
-            .order_by("position").values_list("id", "position", "speaker", "text", "occurred_at")
-        )
+        rows = by_session.get(session_id, [])
         for index, (turn_id, turn_pos, speaker, text, occurred_at) in enumerate(rows):
             if turn_id in new_ids:
                 specs.append(DocSpec(Collection.TURN, turn_id, turn_document(speaker=speaker, text=text, occurred_at=occurred_at), occurred_at, speaker))
@@ -315,6 +314,23 @@ def _index_turn_batch(*, scope: Scope, new_turns: list[Turn], embedder: Embedder
                 specs.append(DocSpec(collection, turn_id, window_document(centre_at=occurred_at, members=members), occurred_at, speaker))
     speakers.update(s.speaker for s in specs if s.speaker)
     return sync_documents(scope=scope, specs=specs, embedder=embedder)
+
+
+def _session_tails(*, scope: Scope, starts: dict[int, int]) -> dict[int, list[tuple]]:
+    """Each session's turns from a position on, in order, as (id, position, speaker, text,
+    occurred_at), in one query for all the sessions of a batch: the windows centred from a batch's
+    first new turn minus the radius need members from twice the radius before it."""
+    out: dict[int, list[tuple]] = defaultdict(list)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT t.session_id, t.id, t.position, t.speaker, t.text, t.occurred_at FROM memories_turn t"
+            " JOIN unnest(%s::bigint[], %s::integer[]) AS f(session_id, start) ON t.session_id = f.session_id AND t.position >= f.start"
+            " WHERE t.scope_id = %s ORDER BY t.session_id, t.position",
+            [list(starts), list(starts.values()), scope.pk],
+        )
+        for session_id, *row in cursor.fetchall():
+            out[session_id].append(tuple(row))
+    return out
 
 
 def sync_documents(*, scope: Scope, specs: list[DocSpec], embedder: Embedder) -> int:
@@ -445,12 +461,53 @@ def _embed(*, scope: Scope, docs: list[tuple[int, DocSpec]], embedder: Embedder)
 
 
 def _store(*, scope: Scope, docs: list[tuple[int, DocSpec]], vectors: dict[str, list[float]], embedder: Embedder) -> None:
+    """Write these documents' vectors (from `vectors` by text, the rest embedded now), one write
+    per target type in one transaction. While the scope stays small enough to be searched exactly
+    they are left out of the HNSW graph (`vectors_deferrable`); once it is not, every vector it
+    had left out goes in."""
+    if not docs:
+        return
     by_collection: dict[str, list[tuple[int, str]]] = defaultdict(list)
     for doc_id, spec in docs:
         by_collection[spec.collection].append((doc_id, spec.text))
     cached = _Cached(embedder, vectors)
-    for collection, items in by_collection.items():
-        embed_and_store(scope=scope, target_type=vector_target(collection), items=items, embedder=cached)
+    found = {collection: cached.embed([text for _, text in items]) for collection, items in by_collection.items()}
+    ensure_model_index(embedder)
+    deferred = vectors_deferrable(scope=scope, model=embedder.name, adding=len(docs))
+    with transaction.atomic():
+        for collection, items in by_collection.items():
+            vectors_write(scope=scope, target_type=vector_target(collection), model=embedder.name, deferred=deferred,
+                          rows=[(doc_id, vec) for (doc_id, _), vec in zip(items, found[collection])])
+        if not deferred:
+            vectors_undefer(scope=scope, model=embedder.name)
+
+
+def vectors_deferrable(*, scope: Scope, model: str, adding: int) -> bool:
+    """Whether `adding` more vectors of `model` can stay out of its HNSW graph: the scope will
+    still hold fewer than RETRIEVAL_EXACT_BELOW of them, so recall searches it exactly
+    (retrieval/vector.py), which reads the vectors without the graph. Measured: the graph insert
+    was most of a vector's write (about 1.2 ms a row on the loaded 2-core machine, against 0.01 ms
+    for the row itself), and most of a turn's indexing after the model. Ask under the scope's lock."""
+    threshold = int(settings.RETRIEVAL_EXACT_BELOW)
+    if threshold <= 0 or adding >= threshold:
+        return False
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM retrieval_embedding WHERE scope_id = %s AND model = %s LIMIT %s) n",
+            [scope.pk, model, threshold],
+        )
+        return cursor.fetchone()[0] + adding < threshold
+
+
+def vectors_undefer(*, scope: Scope, model: str) -> int:
+    """Put the scope's deferred vectors of `model` into its HNSW graph (the scope outgrew exact
+    search); returns how many (0 at once when none is deferred: a partial index)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE retrieval_embedding SET deferred = false WHERE scope_id = %s AND model = %s AND deferred",
+            [scope.pk, model],
+        )
+        return cursor.rowcount
 
 
 def window_vectors(
@@ -486,12 +543,16 @@ def window_vectors(
             known.update((spec.target_id, vectors[spec.text]) for _, spec in unembedded)
     out: dict[str, list[float]] = {}
     fallback: list[str] = []
+    arrays: dict[int, np.ndarray] = {}  # each turn's vector converted once, not once per window holding it
     for doc_id, spec in windows:
         ids = members.get((spec.collection, spec.target_id), [])
         if not ids or any(m not in known for m in ids):
             fallback.append(spec.text)
             continue
-        mean = np.mean(np.asarray([known[m] for m in ids], dtype=np.float64), axis=0)
+        for m in ids:
+            if m not in arrays:
+                arrays[m] = np.asarray(known[m], dtype=np.float64)
+        mean = np.mean(np.stack([arrays[m] for m in ids]), axis=0)
         norm = float(np.linalg.norm(mean)) or 1.0
         out[spec.text] = (mean / norm).tolist()
     fallback = [text for text in dict.fromkeys(fallback) if text not in out]

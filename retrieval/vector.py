@@ -1,14 +1,16 @@
 """Nearest documents by cosine distance, with pgvector.
 
 The query repeats the partial HNSW index's cast and predicate (`vec::vector(DIM)`, `model = …`,
-see memories/services/vectors.py) so the planner can use it. The scope and target-type filters are
+`NOT deferred`, see memories/services/vectors.py) so the planner can use it. The scope and target-type filters are
 applied inside the index scan; with `hnsw.iterative_scan = relaxed_order` the scan goes on past
 `ef_search` until it has `limit` rows of this scope, so a small scope inside a big table still
 gets its results. Relaxed order can return rows slightly out of order: they are re-sorted.
 
-A scope with fewer than `RETRIEVAL_EXACT_BELOW` vectors of the model is searched exactly instead:
+A scope with fewer than `RETRIEVAL_EXACT_BELOW` vectors of the model, or with vectors the indexer
+left out of the graph (`Embedding.deferred`, which it does only in such scopes), is searched exactly instead:
 the scope index and a sort by (distance, id), which the HNSW index cannot serve, in one scan for
-every collection asked (the best `limit` of each). It is as fast at that size, and its answer does not depend on the shape of a graph that every scope's inserts
+every collection asked (the best `limit` of each). It is as fast at that size, and its answer
+does not depend on the shape of a graph that every scope's inserts
 (and rolled-back inserts) have built, so two scopes holding the same documents rank them alike.
 """
 
@@ -74,7 +76,7 @@ def vector_candidates(
         FROM (
             SELECT e.target_type, e.target_id, e.vec::vector({dim}) <=> %s::vector({dim}) AS distance
             FROM retrieval_embedding e
-            WHERE e.model = %s AND e.scope_id = %s AND e.target_type = ANY(%s)
+            WHERE e.model = %s AND e.scope_id = %s AND e.target_type = ANY(%s) AND NOT e.deferred
             ORDER BY e.vec::vector({dim}) <=> %s::vector({dim})
             LIMIT %s
         ) n
@@ -97,28 +99,33 @@ def _hnsw_settings(cursor) -> None:
 
 def vector_search_exact(*, scope: Scope, embedder: Embedder) -> bool:
     """Whether the scope holds fewer than RETRIEVAL_EXACT_BELOW vectors of the model (counted on
-    the scope index, stopping at the threshold)."""
-    threshold = int(settings.RETRIEVAL_EXACT_BELOW)
-    if threshold <= 0:
-        return False
+    the scope index, stopping at the threshold), or any vector of the model outside the HNSW graph
+    (deferred by an indexer that had another threshold, or not yet added after other writers grew
+    the scope): the graph alone would miss those."""
+    threshold = max(int(settings.RETRIEVAL_EXACT_BELOW), 0)
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM retrieval_embedding WHERE scope_id = %s AND model = %s LIMIT %s) n",
-            [scope.pk, embedder.name, threshold],
+            "SELECT (SELECT count(*) FROM (SELECT 1 FROM retrieval_embedding WHERE scope_id = %s AND model = %s LIMIT %s) n) < %s"
+            " OR EXISTS (SELECT 1 FROM retrieval_embedding WHERE scope_id = %s AND model = %s AND deferred)",
+            [scope.pk, embedder.name, threshold, threshold, scope.pk, embedder.name],
         )
-        return cursor.fetchone()[0] < threshold
+        return bool(cursor.fetchone()[0])
 
 
 def explain_vector_query(*, scope: Scope, query_vector: list[float], embedder: Embedder, collections: list[str], limit: int) -> str:
-    """EXPLAIN of the inner nearest-neighbour query, as the benchmark prints it."""
+    """EXPLAIN of the inner nearest-neighbour query, as the benchmark prints it: the exact or the
+    approximate form, whichever `vector_candidates` would run for this scope."""
     dim = int(embedder.dim)
     literal = vector_literal(query_vector)
+    exact = vector_search_exact(scope=scope, embedder=embedder)
+    graph = "" if exact else " AND NOT e.deferred"
+    tie = ", e.target_id" if exact else ""
     with transaction.atomic(), connection.cursor() as cursor:
         _hnsw_settings(cursor)
         cursor.execute(
             f"EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON) SELECT e.target_type, e.target_id FROM retrieval_embedding e"
-            f" WHERE e.model = %s AND e.scope_id = %s AND e.target_type = ANY(%s)"
-            f" ORDER BY e.vec::vector({dim}) <=> %s::vector({dim}) LIMIT %s",
+            f" WHERE e.model = %s AND e.scope_id = %s AND e.target_type = ANY(%s){graph}"
+            f" ORDER BY e.vec::vector({dim}) <=> %s::vector({dim}){tie} LIMIT %s",
             [embedder.name, scope.pk, [vector_target(c) for c in collections], literal, limit],
         )
         return "\n".join(row[0] for row in cursor.fetchall())

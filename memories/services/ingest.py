@@ -147,7 +147,8 @@ def ingest_session(
     for turn_id, turn in known.items():
         by_turn_id[turn_id] = (old_episodes[turn.pk], False)
     rows = [(by_turn_id[m["id"]][0], m["id"], by_turn_id[m["id"]][1]) for m in cleaned]
-    return _result(rows, session_id=external_id)
+    # Nothing ran after the commit without `enqueue`: the statuses in hand are the stored ones.
+    return _result(rows, session_id=external_id, reread=enqueue)
 
 
 def parse_when(value: datetime | date | str, *, now: datetime, what: str = "Date") -> datetime:
@@ -217,9 +218,11 @@ def _clean_messages(messages, *, now: datetime) -> list[dict]:
 
 def _session_locked(*, scope: Scope, external_id: str, started_at: datetime) -> Session:
     """The session row, created if new and locked, so concurrent ingests of one session append
-    in turn instead of racing for positions and turn ids."""
-    session, _ = Session.objects.get_or_create(scope=scope, external_id=external_id, defaults={"started_at": started_at})
-    return Session.objects.select_for_update().get(pk=session.pk)
+    in turn instead of racing for positions and turn ids. A session this transaction created
+    needs no lock: until the commit nobody else sees it, and a concurrent creator waits on the
+    unique constraint, then finds it and locks it."""
+    session, created = Session.objects.get_or_create(scope=scope, external_id=external_id, defaults={"started_at": started_at})
+    return session if created else Session.objects.select_for_update().get(pk=session.pk)
 
 
 def _next_position(session: Session) -> int:
@@ -235,9 +238,9 @@ def _enqueue(episode_pks: list[int]) -> None:
         queue.enqueue("memories.extract_episode", pk)
 
 
-def _result(rows: list[tuple[Episode, str | None, bool]], *, session_id: str | None) -> IngestResult:
+def _result(rows: list[tuple[Episode, str | None, bool]], *, session_id: str | None, reread: bool = True) -> IngestResult:
     # Re-read the statuses: run eagerly, extraction has finished by now.
-    statuses = dict(Episode.objects.filter(pk__in=[e.pk for e, _, _ in rows]).values_list("pk", "status"))
+    statuses = dict(Episode.objects.filter(pk__in=[e.pk for e, _, _ in rows]).values_list("pk", "status")) if reread else {}
     return IngestResult(
         episodes=[IngestedEpisode(episode_id=e.public_id, turn_id=t, status=statuses.get(e.pk, e.status), created=c) for e, t, c in rows],
         session_id=session_id,

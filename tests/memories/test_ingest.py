@@ -198,3 +198,42 @@ def test_ingest_without_queueing_leaves_episodes_pending(cast, committed):
     with committed():
         result = remember(scope=cast.scope_a, text="I love tea", actor=None, occurred_at=at(2024, 1), enqueue=False)
     assert result.episodes[0].status == EpisodeStatus.PENDING
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("exists", [False, True], ids=["new session", "existing session"])
+def test_two_ingests_racing_on_one_session_append_in_turn(cast, exists):
+    """A session's creator holds it without a lock of its own until it commits (the other ingest
+    waits on the unique constraint, then locks it); an existing session is locked: either way the
+    second ingest appends after the first, never at the same positions."""
+    import threading
+
+    from django.db import connection
+
+    if exists:
+        ingest_session(scope=cast.scope_a, session_id="raced", actor=cast.p_owner, enqueue=False,
+                       messages=[{"id": "first", "speaker": "c", "text": "the first turn"}])
+    barrier, errors = threading.Barrier(2), []
+
+    def send(prefix):
+        try:
+            barrier.wait()
+            ingest_session(scope=cast.scope_a, session_id="raced", actor=cast.p_owner, enqueue=False,
+                           messages=[{"id": f"{prefix}{i}", "speaker": prefix, "text": f"{prefix} says {i}"} for i in range(20)])
+        except Exception as exc:  # reported below: a thread's exception would otherwise vanish
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=send, args=(prefix,)) for prefix in ("a", "b")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    assert Session.objects.filter(scope=cast.scope_a, external_id="raced").count() == 1
+    turns = list(Turn.objects.filter(scope=cast.scope_a).order_by("position").values_list("position", "speaker"))
+    start = int(exists)
+    assert [p for p, _ in turns] == list(range(40 + start))
+    speakers = [s for _, s in turns][start:]
+    assert speakers[:20] in (["a"] * 20, ["b"] * 20) and len(set(speakers[20:])) == 1  # one after the other, not interleaved
