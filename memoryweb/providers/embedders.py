@@ -12,6 +12,7 @@ for timeouts, unreachable servers, 429 and 5xx (see `failures.py`).
 
 import functools
 import hashlib
+import importlib.util
 import math
 import os
 import re
@@ -89,6 +90,9 @@ class LocalEmbedder:
             dimension = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
             self.dim = dimension()
         else:
+            if importlib.util.find_spec("onnxruntime") is None:
+                raise ImportError(f"EMBEDDER_BACKEND={backend} needs onnxruntime (pip install -e . installs it),"
+                                  " or set EMBEDDER_BACKEND=torch.")
             from memoryweb.providers.onnx_export import onnx_model_path
 
             self._graph = onnx_model_path(source=self._path, name=local_name(model, backend="onnx"), int8=backend == "onnx-int8")
