@@ -5,6 +5,8 @@ close enough that recall on a LOCOMO slice stays within the stated tolerance, un
 import json
 import os
 import socket
+import subprocess
+import sys
 import threading
 from contextlib import contextmanager
 from unittest import mock
@@ -204,3 +206,17 @@ def test_recall_on_a_locomo_slice_stays_within_tolerance_of_torch(built, home, m
     assert recall["onnx-int8"] >= recall["torch"] - INT8_RECALL_TOLERANCE, recall
     overlap = [len(set(a) & set(b)) / max(len(a), 1) for a, b in zip(retrieved["torch"], retrieved["onnx-int8"])]
     assert sum(overlap) / len(overlap) >= INT8_TOP10_OVERLAP, (sum(overlap) / len(overlap), recall)
+
+
+def test_two_processes_exporting_at_once_both_end_with_one_whole_graph(tmp_path):
+    code = ("import django, json; django.setup();"
+            "from memoryweb.providers.embedders import LocalEmbedder;"
+            "print(json.dumps(LocalEmbedder(backend='onnx').embed(['two at once'])[0]))")
+    env = {**os.environ, "MEMORYWEB_HOME": str(tmp_path), "DJANGO_SETTINGS_MODULE": "memoryweb.settings", "HF_HUB_OFFLINE": "1"}
+    children = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                for _ in range(2)]
+    outputs = [child.communicate(timeout=600)[0] for child in children]
+    assert [child.returncode for child in children] == [0, 0]
+    first, second = (json.loads(out.strip().splitlines()[-1]) for out in outputs)
+    assert numpy.allclose(first, second, atol=1e-6)
+    assert [p.name for p in tmp_path.glob("models/*/*/*")] == ["model.onnx"]  # no scratch directory left behind
