@@ -30,9 +30,10 @@ FP32_COSINE = 0.9999
 # int8 against torch on LOCOMO turn texts measured mean 0.992, min 0.984 (docs/ARCHITECTURE.md); these
 # bounds leave room for other texts and fail on a broken quantisation (per-tensor scales gave mean 0.95).
 INT8_MEAN_COSINE, INT8_MIN_COSINE = 0.98, 0.95
-# Evidence recall@10 of int8 on the slice may fall at most this far below torch's (one question of the
-# slice's 30-odd moves it by about 0.03), and the two backends' top-10 lists must share this fraction.
-INT8_RECALL_TOLERANCE, INT8_TOP10_OVERLAP = 0.03, 0.7
+# Evidence recall@10 of int8 on the slice may fall at most this far below torch's (one of its 50
+# questions moves it by 0.02), and the two backends' top-10 lists must share this fraction on average
+# (measured: recall 0.91 under all three backends, overlap 1.0 for fp32 and 0.93 for int8).
+INT8_RECALL_TOLERANCE, INT8_TOP10_OVERLAP = 0.03, 0.85
 
 CONVERSATION = [
     "Caroline: I went to a LGBTQ support group yesterday and it was so powerful.",
