@@ -213,7 +213,8 @@ def test_two_processes_exporting_at_once_both_end_with_one_whole_graph(tmp_path)
     code = ("import django, json; django.setup();"
             "from memoryweb.providers.embedders import LocalEmbedder;"
             "print(json.dumps(LocalEmbedder(backend='onnx').embed(['two at once'])[0]))")
-    env = {**os.environ, "MEMORYWEB_HOME": str(tmp_path), "DJANGO_SETTINGS_MODULE": "memoryweb.settings", "HF_HUB_OFFLINE": "1"}
+    env = {**os.environ, "MEMORYWEB_HOME": str(tmp_path), "DJANGO_SETTINGS_MODULE": "memoryweb.settings", "HF_HUB_OFFLINE": "1",
+           "DATABASE_URL": "postgres://unused@127.0.0.1:1/unused"}  # never connected to: no embedded server is started for the home
     children = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
                 for _ in range(2)]
     outputs = [child.communicate(timeout=600)[0] for child in children]
