@@ -322,6 +322,14 @@ LLM_MAX_ATTEMPTS = env_int("LLM_MAX_ATTEMPTS", 3, minimum=1)
 MEMORYWEB_EXTRACT_MAX_FACTS = env_int("MEMORYWEB_EXTRACT_MAX_FACTS", 50, minimum=1)
 EMBEDDER = env_choice("EMBEDDER", "local", {"local", "hash", "ollama", "openai"})
 EMBEDDING_MODEL = env_str("EMBEDDING_MODEL")  # empty: the embedder's default
+# How the local model runs: "onnx" (onnxruntime on a graph exported once from the same weights into
+# MEMORYWEB_HOME/models/: torch's vectors and name, less CPU per query and batch, no torch loaded at
+# run time), "torch" (PyTorch) or "onnx-int8" (int8 weights: about twice as cheap again, different
+# vectors keyed all-MiniLM-L6-v2-int8, so a switch needs `memoryweb reindex`). docs/ARCHITECTURE.md
+# has the measured cost of each.
+EMBEDDER_BACKEND = env_choice("EMBEDDER_BACKEND", "onnx", {"torch", "onnx", "onnx-int8"})
+# Threads one embedding batch runs on (onnxruntime's intra-op pool, or PyTorch's); 0: every core.
+EMBEDDER_THREADS = env_int("EMBEDDER_THREADS", 0, minimum=0)
 # `memoryweb reindex`: vectors embedded and committed per batch (an interrupted run keeps every
 # batch it committed; the scope's indexing lock is taken per batch, so indexers go on between them).
 MEMORYWEB_REINDEX_BATCH = env_int("MEMORYWEB_REINDEX_BATCH", 256, minimum=1)

