@@ -136,6 +136,9 @@ class LocalEmbedder:
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = self.threads
         options.inter_op_num_threads = 1
+        # Its pool's threads would spin after each run, against the server's requests and the
+        # database on the same cores (as PyTorch's OpenMP team did): they sleep instead.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.log_severity_level = 3
         session = onnxruntime.InferenceSession(str(self._graph), options, providers=["CPUExecutionProvider"])
         tokenizer = Tokenizer.from_file(str(self._path / "tokenizer.json"))
