@@ -22,11 +22,12 @@ def scope_model(scope: Scope) -> str:
     return IndexState.objects.filter(scope=scope).values_list("model", flat=True).first() or ""
 
 
-def scope_embedder(scope: Scope) -> Embedder:
+def scope_embedder(scope: Scope, *, model: str | None = None) -> Embedder:
     """The embedder of the scope's model; the configured one for a scope not indexed yet, or when
     this process cannot build the scope's model (then the index task re-embeds the scope with the
-    configured one, as it always did, and switches to it when that is complete)."""
-    name = scope_model(scope)
+    configured one, as it always did, and switches to it when that is complete). `model`: the
+    scope's model when the caller has read it already ("" for none)."""
+    name = scope_model(scope) if model is None else model
     if not name or name == configured_embedder_name():
         return get_embedder()
     embedder = embedder_named(name)

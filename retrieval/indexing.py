@@ -86,12 +86,14 @@ class Backlog:
     episode_mark: int = 0
     turn_mark: int = 0
     new_model: bool = False
+    caught_up: bool = False  # the catch-up indexed what was pending (the index state changed)
 
 
-def index_catch_up(*, scope: Scope, embedder: Embedder) -> Backlog:
+def index_catch_up(*, scope: Scope, embedder: Embedder, marks: tuple[int, int, int, str] | None = None) -> Backlog:
     """recall's catch-up: index what is pending when that is small and nobody else is indexing
-    this scope, without waiting for the lock; return what is left (nothing, usually)."""
-    if _pending(scope=scope, model=embedder.name) is False:
+    this scope, without waiting for the lock; return what is left (nothing, usually). `marks`:
+    the scope's watermarks and model (`_marks`) when the caller has read its index state already."""
+    if _pending(scope=scope, model=embedder.name, marks=marks) is False:
         return Backlog()  # the common case: the one cheap query
     with _scope_lock_if_free(scope) as locked:
         backlog = _backlog(scope=scope, model=embedder.name)
@@ -99,7 +101,7 @@ def index_catch_up(*, scope: Scope, embedder: Embedder) -> Backlog:
             return backlog  # an indexer holds the lock, or re-embedding / a bulk is the task's work
         state, _ = IndexState.objects.get_or_create(scope=scope)
         _index_locked(scope=scope, state=state, full=False, embedder=embedder)
-    return Backlog()
+    return Backlog(caught_up=True)
 
 
 def _index_locked(*, scope: Scope, state: IndexState, full: bool, embedder: Embedder) -> int:
@@ -135,11 +137,11 @@ def _analyze() -> None:
         cursor.execute("ANALYZE retrieval_searchdocument, retrieval_embedding")
 
 
-def _pending(*, scope: Scope, model: str) -> bool | None:
+def _pending(*, scope: Scope, model: str, marks: tuple[int, int, int, str] | None = None) -> bool | None:
     """Whether rows above the watermarks wait, or a new embedding model is in force while
     documents exist (every document then needs its vector for it): the one query a recall
     makes when nothing is pending. None: the scope has no index state yet."""
-    state = _marks(scope)
+    state = marks or _marks(scope)
     if state is None:
         return None
     fact_mark, episode_mark, turn_mark, indexed_model = state

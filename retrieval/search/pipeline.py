@@ -11,7 +11,7 @@ from retrieval.concurrent import Soon, soon
 from retrieval.embedder import scope_embedder
 from retrieval.fulltext import query_lexemes
 from retrieval.indexing import Backlog, index_catch_up
-from retrieval.models import Collection, CorpusStat
+from retrieval.models import Collection, CorpusStat, IndexState
 from retrieval.ranking import pool_size
 from retrieval.search.candidates import candidates_gather
 from retrieval.search.fusion import candidates_fuse, lanes_score
@@ -55,12 +55,17 @@ def _search(
     if not isinstance(k, int) or k < 1 or k > 200:
         raise InvalidInput("k must be a whole number from 1 to 200.")
     q = question_read(scope=scope, query=query, filters=filters, as_of=as_of, include_history=include_history, now=now, speaker=speaker)
-    embedder = scope_embedder(scope)  # the model the scope's vectors are on, not blindly EMBEDDER (a reindex may be under way)
+    # The scope's index state in one read: its model, watermarks and speakers.
+    state = IndexState.objects.filter(scope=scope).values_list("fact_mark", "episode_mark", "turn_mark", "model", "speakers").first()
+    # The model the scope's vectors are on, not blindly EMBEDDER (a reindex may be under way).
+    embedder = scope_embedder(scope, model=state[3] if state else "")
     # The model works on the query while the index is checked and the lexical search runs; the
     # vector searches wait for it.
     vector = soon(lambda: embedder.embed([q.text])[0]) if query_vector is None else None
     t0 = time.perf_counter()
-    backlog = index_catch_up(scope=scope, embedder=embedder)
+    backlog = index_catch_up(scope=scope, embedder=embedder, marks=state[:4] if state else None)
+    if state and not backlog.caught_up:
+        q = replace(q, speakers=tuple(state[4]))  # else the catch-up may have added one: read again
     timings = {"index": time.perf_counter() - t0}
 
     searchable = collections_for(q.kinds)

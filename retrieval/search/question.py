@@ -35,6 +35,7 @@ class Question:
     kinds: tuple[str, ...]
     speaker_filter: str = ""
     speaker_entity: Entity | None = None  # whom "I" means, when the question says "I"
+    speakers: tuple[str, ...] | None = None  # the scope's speakers (IndexState), when read already
 
 
 def question_read(
@@ -77,9 +78,12 @@ def collections_for(kinds: tuple[str, ...]) -> list[str]:
     return out
 
 
-def named_speaker(scope: Scope, query: str) -> str:
-    """The one known speaker the question names (by full or first name), else ""."""
-    state = IndexState.objects.filter(scope=scope).values_list("speakers", flat=True).first() or []
+def named_speaker(scope: Scope, query: str, speakers: tuple[str, ...] | list[str] | None = None) -> str:
+    """The one known speaker the question names (by full or first name), else "". `speakers`:
+    the scope's (IndexState.speakers) when the caller has read them already."""
+    state = speakers if speakers is not None else (
+        IndexState.objects.filter(scope=scope).values_list("speakers", flat=True).first() or []
+    )
     if len(state) > MAX_SPEAKERS:
         return ""
     found = words(query)

@@ -130,7 +130,7 @@ def test_the_query_is_embedded_on_its_own_thread_and_recall_says_how_long_it_wai
     Episode.objects.create(scope=scope, text="I adopted a grey cat called Miso", speaker="ankesh", occurred_at=timezone.now())
     index_pending(scope=scope)
     embedder = _Recording(get_embedder())
-    monkeypatch.setattr("retrieval.search.pipeline.scope_embedder", lambda scope: embedder)
+    monkeypatch.setattr("retrieval.search.pipeline.scope_embedder", lambda scope, **_: embedder)
     result = recall(scope=scope, query="what pet do I have?")
     assert result.items and "Miso" in result.items[0].text
     assert embedder.threads and threading.get_ident() not in embedder.threads
@@ -148,7 +148,7 @@ def test_an_embedder_failure_during_recall_is_the_callers_error_not_a_connection
     Episode.objects.create(scope=scope, text="I adopted a grey cat called Miso", speaker="ankesh", occurred_at=timezone.now())
     index_pending(scope=scope)
     embedder = _Recording(get_embedder(), fail=EmbedderError("openai-text-embedding-3-small: answered HTTP 503: busy", retryable=True))
-    monkeypatch.setattr("retrieval.search.pipeline.scope_embedder", lambda scope: embedder)
+    monkeypatch.setattr("retrieval.search.pipeline.scope_embedder", lambda scope, **_: embedder)
     with pytest.raises(EmbedderError, match="503"):
         recall(scope=scope, query="what pet do I have?")
     assert "running it here" not in caplog.text
