@@ -81,7 +81,7 @@ def _gather(
         doc_filter, params = document_filter(q) if collections else ("", [])
         hits = bm25_candidates(
             scope=scope, lexemes=lexemes, collections=collections, limit=pool, doc_filter=doc_filter, params=params,
-            speaker=named_speaker(scope, q.text),
+            speaker=named_speaker(scope, q.text, q.speakers),
         ) if collections else {}
         unindexed = unindexed_candidates(scope=scope, lexemes=lexemes, collections=searchable, backlog=backlog, limit=pool)
         lap["bm25"] = time.perf_counter() - t0

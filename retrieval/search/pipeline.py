@@ -16,7 +16,7 @@ from retrieval.ranking import pool_size
 from retrieval.search.candidates import candidates_gather
 from retrieval.search.fusion import candidates_fuse, lanes_score
 from retrieval.search.hydration import items_hydrate
-from retrieval.search.question import Question, collections_for, question_read
+from retrieval.search.question import Question, collections_for, dense_query, question_read
 from retrieval.search.results import RecallItem, RecallResult
 
 
@@ -28,7 +28,7 @@ def recall(
 
     filters: {"kinds": ["fact", "episode", "turn"], "speaker": NAME, "since": DATE, "until": DATE}.
     `speaker` is who asks ("I"/"my" means them). `query_vector` skips embedding the query (the
-    caller embedded it already)."""
+    caller embedded it already: embed `dense_query` of the question to rank as recall does)."""
     return _search(
         scope=scope, query=query, k=k, filters=filters, as_of=as_of, include_history=include_history, now=now,
         speaker=speaker, query_vector=query_vector, evidence=False,
@@ -67,7 +67,7 @@ def _search(
     lexemes = query_lexemes(q.text)
     if query_vector is None and collections:
         t0 = time.perf_counter()
-        query_vector = embedder.embed([q.text])[0]
+        query_vector = embedder.embed([dense_query(q)])[0]
         timings["embed"] = time.perf_counter() - t0
 
     def rank(question: Question, laps: dict) -> tuple[list[RecallItem], list[str]]:
