@@ -49,12 +49,12 @@ FUSION_SETTINGS = frozenset({"RETRIEVAL_FUSION", "RETRIEVAL_RRF_K"})
 
 _VECTOR_TEXTS = {"said": {"RETRIEVAL_TURN_VECTOR_TEXT": "said"}, "doc": {"RETRIEVAL_TURN_VECTOR_TEXT": "document"}}
 _DENSE_QUERIES = {"unnamed": {"RETRIEVAL_DENSE_QUERY": "unnamed"}, "asked": {"RETRIEVAL_DENSE_QUERY": "asked"}}
-_FUSIONS = {"zscore": {"RETRIEVAL_FUSION": "zscore"}, "rrf10": {"RETRIEVAL_FUSION": "rrf", "RETRIEVAL_RRF_K": 10.0}}
+_FUSIONS = {"rrf10": {"RETRIEVAL_FUSION": "rrf", "RETRIEVAL_RRF_K": 10.0}, "zscore": {"RETRIEVAL_FUSION": "zscore"}}
 
 # The defaults first (ties keep them): turns' vectors of what was said, the question's without
-# the speakers' names, z-score fusion. Then every combination of the three choices against it
-# (the vector of a turn's whole document, of the question as asked, RRF at the 10 in force
-# before), and RRF's constant at 5, 20 and the paper's 60 with the default lists.
+# the speakers' names, RRF k 10. Then every combination of the three choices against it (the
+# vector of a turn's whole document, of the question as asked, z-score fusion), and RRF's
+# constant at 5, 20 and the paper's 60 with the default lists.
 CANDIDATES = tuple(
     Candidate(f"{v}/{d}/{f}", {**_VECTOR_TEXTS[v], **_DENSE_QUERIES[d], **_FUSIONS[f]})
     for v, d, f in product(_VECTOR_TEXTS, _DENSE_QUERIES, _FUSIONS)
