@@ -347,6 +347,13 @@ RETRIEVAL_RRF_K = env_float("RETRIEVAL_RRF_K", 10.0)
 # own, so a turn costs one), or "text", the window's own text embedded (a pass per window).
 RETRIEVAL_WINDOW_VECTORS = env_choice("RETRIEVAL_WINDOW_VECTORS", "composed", {"composed", "text"})
 RETRIEVAL_FUSION = env_choice("RETRIEVAL_FUSION", "rrf", {"rrf", "zscore"})
+# A turn's (and a free-standing episode's) vector: made from what was "said" (no date label, no
+# speaker's name; retrieval/documents.py: vector_text) or from its whole "document". And the
+# question's vector: "unnamed" (the scope's speakers' names left out) or the question "asked".
+# Both chosen by cross-validation on LOCOMO (retrieval/cv.py). A scope indexed under the other
+# vector text keeps its vectors until reindexed (`memoryweb reindex`).
+RETRIEVAL_TURN_VECTOR_TEXT = env_choice("RETRIEVAL_TURN_VECTOR_TEXT", "said", {"said", "document"})
+RETRIEVAL_DENSE_QUERY = env_choice("RETRIEVAL_DENSE_QUERY", "unnamed", {"unnamed", "asked"})
 RETRIEVAL_BM25_K1 = env_float("RETRIEVAL_BM25_K1", 1.2)
 RETRIEVAL_BM25_B = env_float("RETRIEVAL_BM25_B", 0.75)
 RETRIEVAL_HALF_LIFE_DAYS = env_float("RETRIEVAL_HALF_LIFE_DAYS", 365.0)

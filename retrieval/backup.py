@@ -38,6 +38,7 @@ from memories.services.backup import (
     header_check, scope_is_empty, text_digest, vector_decode, vector_encode,
 )
 from memories.services.vectors import embed_and_store
+from retrieval.documents import vector_text
 from retrieval.embedder import scope_model
 from retrieval.indexing import index_pending, scope_lock_for_transaction
 
@@ -166,12 +167,13 @@ def _document_vector_count(scope: Scope, model: str) -> int:
 
 
 def _document_vector_records(scope: Scope, model: str):
-    """The search documents' vectors, keyed by the digest of the text they embed: a restore
-    builds the same documents from the same rows and finds them by it."""
+    """The search documents' vectors, keyed by the digest of the text they embed (`vector_text`):
+    a restore builds the same documents from the same rows and finds them by it."""
     with connection.chunked_cursor() as cursor:
-        cursor.execute("SELECT d.collection, d.text, e.vec::float4[]" + _DOCUMENT_VECTORS + " ORDER BY d.id", [model, scope.pk])
-        for collection, text, vec in cursor:
-            yield {"kind": "vector", "target": f"doc_{collection}", "text_sha1": text_digest(text), "vec": vector_encode(vec)}
+        cursor.execute("SELECT d.collection, d.text, d.speaker, e.vec::float4[]" + _DOCUMENT_VECTORS + " ORDER BY d.id", [model, scope.pk])
+        for collection, text, speaker, vec in cursor:
+            embedded = vector_text(collection=collection, text=text, speaker=speaker)
+            yield {"kind": "vector", "target": f"doc_{collection}", "text_sha1": text_digest(embedded), "vec": vector_encode(vec)}
 
 
 class _StoredVectors:

@@ -1,13 +1,17 @@
 """`memoryweb eval locomo --cv`: choose retrieval settings by cross-validation on LOCOMO.
 
-Each conversation is ingested and indexed once, through the real path, into a throwaway scope;
-every question is asked under every candidate setting (`CANDIDATES`), its query embedded once
-and its candidate lists gathered once (`candidates_memo`: the settings compared here act after
-the lists, on how they are fused). Then, leaving one conversation out at a time, the setting
-with the best evidence recall@k on the others is chosen and measured on the one left out: the
-figure for a conversation nobody tuned on. With the two dev conversations that is "tune on
-conv-26, measure on conv-30" and the reverse. Reported per held-out conversation and category,
-beside every setting's own figures.
+Every question is asked under every candidate setting (`CANDIDATES`). Then, leaving one
+conversation out at a time, the setting with the best evidence recall@k on the others is chosen
+and measured on the one left out: the figure for a conversation nobody tuned on. With the two
+dev conversations that is "tune on conv-26, measure on conv-30" and the reverse. Reported per
+held-out conversation and category, beside every setting's own figures.
+
+A setting acts at one of three stages, and each stage is paid for once per distinct value:
+- indexing (`INDEX_SETTINGS`: what a turn's vector is made from): the conversation is ingested
+  and indexed, through the real path, into a throwaway scope per distinct indexing setting;
+- the candidate lists (the question's vector, `RETRIEVAL_DENSE_QUERY`): the questions are
+  embedded, and their lists gathered (`candidates_memo`), once per distinct list setting;
+- fusion (`FUSION_SETTINGS`): re-fused from the same lists.
 
 Few candidates on purpose: each one more is one more chance to fit the noise of two
 conversations. Ties go to the earlier candidate (the current default first).
@@ -16,6 +20,7 @@ conversations. Ties go to the earlier candidate (the current default first).
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from itertools import product
 from pathlib import Path
 
 from django.test.utils import override_settings
@@ -30,6 +35,7 @@ from retrieval.eval import (
 from retrieval.indexing import index_pending
 from retrieval.search import recall_evidence
 from retrieval.search.candidates import candidates_memo
+from retrieval.search.question import dense_text, scope_speakers
 
 
 @dataclass(frozen=True)
@@ -38,15 +44,33 @@ class Candidate:
     settings: dict
 
 
-# The current default first (ties keep it). RRF's constant at the paper's 60 and around the
-# 10 in force, against z-score fusion, which has no constant at all.
-CANDIDATES = (
-    Candidate("rrf k=10", {"RETRIEVAL_FUSION": "rrf", "RETRIEVAL_RRF_K": 10.0}),
-    Candidate("rrf k=5", {"RETRIEVAL_FUSION": "rrf", "RETRIEVAL_RRF_K": 5.0}),
-    Candidate("rrf k=20", {"RETRIEVAL_FUSION": "rrf", "RETRIEVAL_RRF_K": 20.0}),
-    Candidate("rrf k=60", {"RETRIEVAL_FUSION": "rrf", "RETRIEVAL_RRF_K": 60.0}),
-    Candidate("zscore", {"RETRIEVAL_FUSION": "zscore"}),
+INDEX_SETTINGS = frozenset({"RETRIEVAL_TURN_VECTOR_TEXT", "RETRIEVAL_WINDOW_VECTORS"})
+FUSION_SETTINGS = frozenset({"RETRIEVAL_FUSION", "RETRIEVAL_RRF_K"})
+
+_VECTOR_TEXTS = {"said": {"RETRIEVAL_TURN_VECTOR_TEXT": "said"}, "doc": {"RETRIEVAL_TURN_VECTOR_TEXT": "document"}}
+_DENSE_QUERIES = {"unnamed": {"RETRIEVAL_DENSE_QUERY": "unnamed"}, "asked": {"RETRIEVAL_DENSE_QUERY": "asked"}}
+_FUSIONS = {"rrf10": {"RETRIEVAL_FUSION": "rrf", "RETRIEVAL_RRF_K": 10.0}, "zscore": {"RETRIEVAL_FUSION": "zscore"}}
+
+# The defaults first (ties keep them): turns' vectors of what was said, the question's without
+# the speakers' names, RRF k 10. Then every combination of the three choices against it (the
+# vector of a turn's whole document, of the question as asked, z-score fusion), and RRF's
+# constant at 5, 20 and the paper's 60 with the default lists.
+CANDIDATES = tuple(
+    Candidate(f"{v}/{d}/{f}", {**_VECTOR_TEXTS[v], **_DENSE_QUERIES[d], **_FUSIONS[f]})
+    for v, d, f in product(_VECTOR_TEXTS, _DENSE_QUERIES, _FUSIONS)
+) + tuple(
+    Candidate(f"said/unnamed/rrf{k}", {**_VECTOR_TEXTS["said"], **_DENSE_QUERIES["unnamed"], "RETRIEVAL_FUSION": "rrf",
+                                       "RETRIEVAL_RRF_K": float(k)})
+    for k in (5, 20, 60)
 )
+
+
+def _stage(candidate: Candidate, names: frozenset) -> tuple:
+    return tuple(sorted((k, v) for k, v in candidate.settings.items() if k in names))
+
+
+def _list_stage(candidate: Candidate) -> tuple:
+    return tuple(sorted((k, v) for k, v in candidate.settings.items() if k not in INDEX_SETTINGS | FUSION_SETTINGS))
 
 
 def cross_validate(
@@ -62,29 +86,37 @@ def cross_validate(
     progress = progress or no_progress
     embedder = get_embedder()
     records: dict[str, list[dict]] = {c.name: [] for c in candidates}
+    index_stages = list(dict.fromkeys(_stage(c, INDEX_SETTINGS) for c in candidates))
     for number, conv in enumerate(convs, start=1):
-        label = f"{conv.sample_id} ({number}/{len(convs)})"
-        scope = conversation_scope(team=team, conv=conv)
-        try:
-            conversation_ingest(scope=scope, conv=conv, enqueue=mode != "turns", progress=progress, where=label)
-            progress(0, conv.turn_count, f"{label} index turns")
-            index_pending(scope=scope)
-            progress(conv.turn_count, conv.turn_count, f"{label} index turns")
-            now = conv.sessions[-1][1] + timedelta(days=1)
-            vectors = embedder.embed([q.text.strip() for q in conv.questions])
-            with candidates_memo():
-                for done, candidate in enumerate(candidates):
-                    progress(done, len(candidates), f"{label} questions by fusion setting")
-                    with override_settings(**candidate.settings):
-                        for question, vector in zip(conv.questions, vectors):
-                            result = recall_evidence(scope=scope, query=question.text, k=k, filters={"kinds": list(MODES[mode])},
-                                                     now=now, query_vector=vector)
-                            recall_value, hit = score_question(question.evidence, evidence_ids(result.items))
-                            records[candidate.name].append({"conversation": conv.sample_id, "category": question.category,
-                                                            "recall": recall_value, "hit": hit})
-                progress(len(candidates), len(candidates), f"{label} questions by fusion setting")
-        finally:
-            drop_scope(scope)
+        now = conv.sessions[-1][1] + timedelta(days=1)
+        for stage_number, index_stage in enumerate(index_stages, start=1):
+            label = f"{conv.sample_id} ({number}/{len(convs)})" + (f" index {stage_number}/{len(index_stages)}" if len(index_stages) > 1 else "")
+            scope = conversation_scope(team=team, conv=conv)
+            try:
+                with override_settings(**dict(index_stage)):
+                    conversation_ingest(scope=scope, conv=conv, enqueue=mode != "turns", progress=progress, where=label)
+                    progress(0, conv.turn_count, f"{label} index turns")
+                    index_pending(scope=scope)
+                    progress(conv.turn_count, conv.turn_count, f"{label} index turns")
+                staged = [c for c in candidates if _stage(c, INDEX_SETTINGS) == index_stage]
+                for list_stage in dict.fromkeys(_list_stage(c) for c in staged):
+                    group = [c for c in staged if _list_stage(c) == list_stage]
+                    with override_settings(**dict(index_stage), **dict(list_stage)):
+                        speakers = scope_speakers(scope)
+                        vectors = embedder.embed([dense_text(text=q.text, speakers=speakers) for q in conv.questions])
+                    with candidates_memo():
+                        for done, candidate in enumerate(group):
+                            progress(done, len(group), f"{label} questions by setting")
+                            with override_settings(**candidate.settings):
+                                for question, vector in zip(conv.questions, vectors):
+                                    result = recall_evidence(scope=scope, query=question.text, k=k, filters={"kinds": list(MODES[mode])},
+                                                             now=now, query_vector=vector)
+                                    recall_value, hit = score_question(question.evidence, evidence_ids(result.items))
+                                    records[candidate.name].append({"conversation": conv.sample_id, "category": question.category,
+                                                                    "recall": recall_value, "hit": hit})
+                        progress(len(group), len(group), f"{label} questions by setting")
+            finally:
+                drop_scope(scope)
     return cv_report(records, names=[c.sample_id for c in convs], candidates=candidates, k=k, mode=mode)
 
 
@@ -122,9 +154,9 @@ def cv_report(records: dict[str, list[dict]], *, names: list[str], candidates: t
 def format_cv_report(report: dict) -> str:
     lines = [f"LOCOMO cross-validation, mode {report['mode']}, top {report['k']}: evidence recall per setting"]
     names = list(next(iter(report["per_candidate"].values()))["by_conversation"])
-    lines.append(f"{'setting':<12}" + "".join(f"{n:>10}" for n in names) + f"{'all':>10}")
+    lines.append(f"{'setting':<22}" + "".join(f"{n:>10}" for n in names) + f"{'all':>10}")
     for name, row in report["per_candidate"].items():
-        lines.append(f"{name:<12}" + "".join(f"{row['by_conversation'][n]['evidence_recall']:>10.3f}" for n in names)
+        lines.append(f"{name:<22}" + "".join(f"{row['by_conversation'][n]['evidence_recall']:>10.3f}" for n in names)
                      + f"{row['evidence_recall']:>10.3f}")
     for fold in report["folds"]:
         lines.append(f"held out {fold['held_out']}: chose {fold['chosen']} on {', '.join(fold['tuned_on'])}"

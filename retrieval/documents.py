@@ -4,10 +4,21 @@ A turn is indexed with its session date and speaker ("[8 May 2023] Caroline: …
 name people and times far more often than the words of the answer. A turn is also indexed
 inside windows of its neighbouring turns in the same session (±1, ±2), because an answer is
 often spread over a question and its reply; each window is centred on, and stands for, one
-turn. Measured on LOCOMO, both help BM25 and dense vectors alike (see retrieval/eval.py).
+turn. Measured on LOCOMO, both help BM25 (see retrieval/eval.py).
+
+A turn's (or a free-standing episode's) vector is made from what was said, without the date
+label and the speaker's name (RETRIEVAL_TURN_VECTOR_TEXT=said, `vector_text`): the label is the
+same few words on every turn of a day, which pulls all the vectors one way and blurs what they
+say, and who and when are the lexical side's to match (BM25 over the document, the speaker
+boost, the time window). The question's vector leaves the speakers' names out to match
+(retrieval/search/question.py: `dense_query`). Measured on the LOCOMO dev pair and chosen by
+cross-validation (retrieval/cv.py, docs/ARCHITECTURE.md).
 """
 
+import re
 from datetime import datetime
+
+from django.conf import settings
 
 from retrieval.models import Collection
 
@@ -38,3 +49,20 @@ def fact_document(*, sentence: str, subject: str) -> str:
     if subject and subject.casefold() not in sentence.casefold():
         return f"{subject}: {sentence}"
     return sentence
+
+
+_DAY_LABEL = re.compile(r"^\[[^\]\n]*\] ")
+
+
+def vector_text(*, collection: str, text: str, speaker: str) -> str:
+    """The text a document's vector is made from: with RETRIEVAL_TURN_VECTOR_TEXT=said, a turn's or
+    a free-standing episode's document without its date label and its speaker's "name: ";
+    otherwise, and for facts and windows, the document itself (a window's vector is composed
+    from its turns', RETRIEVAL_WINDOW_VECTORS; embedded from its text only when one of them has
+    none, or with RETRIEVAL_WINDOW_VECTORS=text)."""
+    if settings.RETRIEVAL_TURN_VECTOR_TEXT != "said" or collection not in (Collection.TURN, Collection.EPISODE):
+        return text
+    words = _DAY_LABEL.sub("", text, count=1)
+    if speaker and words.startswith(f"{speaker}: "):
+        words = words[len(speaker) + 2:]
+    return words or text

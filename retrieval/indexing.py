@@ -34,7 +34,7 @@ from memoryweb.providers.embedders import Embedder
 from memories.models import EmbeddingTarget, Episode, Fact, Scope, Turn
 from memories.services.indexing import index_run_starting
 from memories.services.vectors import ensure_model_index, vectors_write
-from retrieval.documents import TURN_COLLECTIONS, WINDOW_RADII, fact_document, turn_document, window_document
+from retrieval.documents import TURN_COLLECTIONS, WINDOW_RADII, fact_document, turn_document, vector_text, window_document
 from retrieval.embedder import scope_embedder
 from retrieval.models import Collection, IndexState
 
@@ -452,12 +452,12 @@ def _embed(*, scope: Scope, docs: list[tuple[int, DocSpec]], embedder: Embedder)
     windows = [(doc_id, spec) for doc_id, spec in docs if composed and spec.collection in WINDOW_RADII]
     own = [(doc_id, spec) for doc_id, spec in docs if not (composed and spec.collection in WINDOW_RADII)]
     vectors: dict[str, list[float]] = {}
-    distinct = list(dict.fromkeys(spec.text for _, spec in own))
+    distinct = list(dict.fromkeys(_vector_text(spec) for _, spec in own))
     if distinct:
         vectors.update(zip(distinct, embedder.embed(distinct)))
     _store(scope=scope, docs=own, vectors=vectors, embedder=embedder)
     if windows:
-        turn_vectors = {spec.target_id: vectors[spec.text] for _, spec in own if spec.collection == Collection.TURN}
+        turn_vectors = {spec.target_id: vectors[_vector_text(spec)] for _, spec in own if spec.collection == Collection.TURN}
         _store(scope=scope, docs=windows, embedder=embedder,
                vectors=window_vectors(scope=scope, windows=windows, turn_vectors=turn_vectors, embedder=embedder))
 
@@ -471,7 +471,7 @@ def _store(*, scope: Scope, docs: list[tuple[int, DocSpec]], vectors: dict[str, 
         return
     by_collection: dict[str, list[tuple[int, str]]] = defaultdict(list)
     for doc_id, spec in docs:
-        by_collection[spec.collection].append((doc_id, spec.text))
+        by_collection[spec.collection].append((doc_id, _vector_text(spec)))
     cached = _Cached(embedder, vectors)
     found = {collection: cached.embed([text for _, text in items]) for collection, items in by_collection.items()}
     ensure_model_index(embedder)
@@ -512,10 +512,15 @@ def vectors_undefer(*, scope: Scope, model: str) -> int:
         return cursor.rowcount
 
 
+def _vector_text(spec: DocSpec) -> str:
+    """What the document's vector is made from (retrieval/documents.py: vector_text)."""
+    return vector_text(collection=spec.collection, text=spec.text, speaker=spec.speaker)
+
+
 def window_vectors(
     *, scope: Scope, windows: list[tuple[int, DocSpec]], turn_vectors: dict[int, list[float]], embedder: Embedder,
 ) -> dict[str, list[float]]:
-    """Each window's vector (by its text): the normalised mean of its member turns' vectors (the
+    """Each window's vector (by its vector text, `_vector_text`): the normalised mean of its member turns' vectors (the
     turns within its radius in the session, by order), from `turn_vectors` (turn id → vector) or
     the turns' stored document vectors of this model. A window a member of which has no turn
     vector (not indexed yet) is embedded from its own text instead. Measured on LOCOMO, this
@@ -528,35 +533,37 @@ def window_vectors(
     if wanted:
         with connection.cursor() as cursor:
             cursor.execute(
-                "SELECT d.target_id, d.id, d.text, e.vec::text FROM retrieval_searchdocument d LEFT JOIN retrieval_embedding e"
+                "SELECT d.target_id, d.id, d.text, d.speaker, e.vec::text FROM retrieval_searchdocument d LEFT JOIN retrieval_embedding e"
                 " ON e.target_type = %s AND e.target_id = d.id AND e.model = %s"
                 " WHERE d.scope_id = %s AND d.collection = %s AND d.target_id = ANY(%s)",
                 [vector_target(Collection.TURN), embedder.name, scope.pk, Collection.TURN, wanted],
             )
             rows = cursor.fetchall()
-        known.update((turn_id, json.loads(vec)) for turn_id, _, _, vec in rows if vec is not None)
+        known.update((turn_id, json.loads(vec)) for turn_id, _, _, _, vec in rows if vec is not None)
         # Member turns whose own vector is missing too (a new model being filled in batch by
         # batch): embedded and stored now, as the sweep would.
-        unembedded = [(doc_id, DocSpec(Collection.TURN, turn_id, text, None)) for turn_id, doc_id, text, vec in rows if vec is None]
+        unembedded = [
+            (doc_id, DocSpec(Collection.TURN, turn_id, text, None, speaker)) for turn_id, doc_id, text, speaker, vec in rows if vec is None
+        ]
         if unembedded:
-            texts = list(dict.fromkeys(spec.text for _, spec in unembedded))
+            texts = list(dict.fromkeys(_vector_text(spec) for _, spec in unembedded))
             vectors = dict(zip(texts, embedder.embed(texts)))
             _store(scope=scope, docs=unembedded, vectors=vectors, embedder=embedder)
-            known.update((spec.target_id, vectors[spec.text]) for _, spec in unembedded)
+            known.update((spec.target_id, vectors[_vector_text(spec)]) for _, spec in unembedded)
     out: dict[str, list[float]] = {}
     fallback: list[str] = []
     arrays: dict[int, np.ndarray] = {}  # each turn's vector converted once, not once per window holding it
     for doc_id, spec in windows:
         ids = members.get((spec.collection, spec.target_id), [])
         if not ids or any(m not in known for m in ids):
-            fallback.append(spec.text)
+            fallback.append(_vector_text(spec))
             continue
         for m in ids:
             if m not in arrays:
                 arrays[m] = np.asarray(known[m], dtype=np.float64)
         mean = np.mean(np.stack([arrays[m] for m in ids]), axis=0)
         norm = float(np.linalg.norm(mean)) or 1.0
-        out[spec.text] = (mean / norm).tolist()
+        out[_vector_text(spec)] = (mean / norm).tolist()
     fallback = [text for text in dict.fromkeys(fallback) if text not in out]
     if fallback:
         out.update(zip(fallback, embedder.embed(fallback)))
@@ -608,13 +615,13 @@ def documents_embed_missing(*, scope: Scope, embedder: Embedder, limit: int) -> 
     in id order; returns how many (0: none is missing). Hold the scope's lock (`scope_lock`)."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT d.id, d.collection, d.target_id, d.text FROM retrieval_searchdocument d WHERE d.scope_id = %s AND NOT EXISTS ("
+            "SELECT d.id, d.collection, d.target_id, d.text, d.speaker FROM retrieval_searchdocument d WHERE d.scope_id = %s AND NOT EXISTS ("
             " SELECT 1 FROM retrieval_embedding e WHERE e.target_type = 'doc_' || d.collection AND e.target_id = d.id AND e.model = %s)"
             " ORDER BY d.id LIMIT %s",
             [scope.pk, embedder.name, limit],
         )
         rows = cursor.fetchall()
-    _embed(scope=scope, docs=[(i, DocSpec(c, t, x, None)) for i, c, t, x in rows], embedder=embedder)
+    _embed(scope=scope, docs=[(i, DocSpec(c, t, x, None, sp)) for i, c, t, x, sp in rows], embedder=embedder)
     return len(rows)
 
 
@@ -735,13 +742,13 @@ def documents_embed(*, scope: Scope, doc_ids: list[int], embedder: Embedder | No
         embedder = embedder or scope_embedder(scope)  # under the lock, as a reindex switches models under it
         with connection.cursor() as cursor:
             cursor.execute(
-                "SELECT d.id, d.collection, d.target_id, d.text FROM retrieval_searchdocument d WHERE d.scope_id = %s"
+                "SELECT d.id, d.collection, d.target_id, d.text, d.speaker FROM retrieval_searchdocument d WHERE d.scope_id = %s"
                 " AND d.id = ANY(%s) AND NOT EXISTS (SELECT 1 FROM retrieval_embedding e"
                 " WHERE e.target_type = 'doc_' || d.collection AND e.target_id = d.id AND e.model = %s)",
                 [scope.pk, doc_ids, embedder.name],
             )
             rows = cursor.fetchall()
-        _embed(scope=scope, docs=[(i, DocSpec(c, t, x, None)) for i, c, t, x in rows], embedder=embedder)
+        _embed(scope=scope, docs=[(i, DocSpec(c, t, x, None, sp)) for i, c, t, x, sp in rows], embedder=embedder)
 
 
 def speakers_refresh(*, scope: Scope) -> None:

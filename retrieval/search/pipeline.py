@@ -16,7 +16,7 @@ from retrieval.ranking import pool_size
 from retrieval.search.candidates import candidates_gather
 from retrieval.search.fusion import candidates_fuse, lanes_score
 from retrieval.search.hydration import items_hydrate
-from retrieval.search.question import Question, collections_for, question_read
+from retrieval.search.question import Question, collections_for, dense_query, question_read
 from retrieval.search.results import RecallItem, RecallResult
 
 
@@ -28,7 +28,7 @@ def recall(
 
     filters: {"kinds": ["fact", "episode", "turn"], "speaker": NAME, "since": DATE, "until": DATE}.
     `speaker` is who asks ("I"/"my" means them). `query_vector` skips embedding the query (the
-    caller embedded it already)."""
+    caller embedded it already: embed `dense_query` of the question to rank as recall does)."""
     return _search(
         scope=scope, query=query, k=k, filters=filters, as_of=as_of, include_history=include_history, now=now,
         speaker=speaker, query_vector=query_vector, evidence=False,
@@ -54,18 +54,20 @@ def _search(
     started = time.perf_counter()
     if not isinstance(k, int) or k < 1 or k > 200:
         raise InvalidInput("k must be a whole number from 1 to 200.")
-    q = question_read(scope=scope, query=query, filters=filters, as_of=as_of, include_history=include_history, now=now, speaker=speaker)
     # The scope's index state in one read: its model, watermarks and speakers.
     state = IndexState.objects.filter(scope=scope).values_list("fact_mark", "episode_mark", "turn_mark", "model", "speakers").first()
+    q = question_read(scope=scope, query=query, filters=filters, as_of=as_of, include_history=include_history, now=now, speaker=speaker,
+                      speakers=tuple(state[4]) if state else ())
     # The model the scope's vectors are on, not blindly EMBEDDER (a reindex may be under way).
     embedder = scope_embedder(scope, model=state[3] if state else "")
-    # The model works on the query while the index is checked and the lexical search runs; the
-    # vector searches wait for it.
-    vector = soon(lambda: embedder.embed([q.text])[0]) if query_vector is None else None
+    # The model works on the query (without the speakers' names, `dense_query`) while the index
+    # is checked and the lexical search runs; the vector searches wait for it.
+    dense = dense_query(q)
+    vector = soon(lambda: embedder.embed([dense])[0]) if query_vector is None else None
     t0 = time.perf_counter()
     backlog = index_catch_up(scope=scope, embedder=embedder, marks=state[:4] if state else None)
-    if state and not backlog.caught_up:
-        q = replace(q, speakers=tuple(state[4]))  # else the catch-up may have added one: read again
+    if backlog.caught_up:
+        q = replace(q, speakers=None)  # the catch-up may have added a speaker: named_speaker reads them again
     timings = {"index": time.perf_counter() - t0}
 
     searchable = collections_for(q.kinds)

@@ -1,10 +1,14 @@
 """Reading a question: the filters and `as_of` it came with, the time window its words name
 ("last 3 months", "before I moved"), whether it asks about the past or about changes, who "I"
-is, the one speaker it names, and the entities it names through their aliases."""
+is, the one speaker it names, the entities it names through their aliases, and the text its
+vector is made from (`dense_query`: the speakers' names left out)."""
 
+import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time as dtime
+from functools import lru_cache
 
+from django.conf import settings
 from django.db.models import Count
 from django.utils import timezone
 
@@ -35,13 +39,15 @@ class Question:
     kinds: tuple[str, ...]
     speaker_filter: str = ""
     speaker_entity: Entity | None = None  # whom "I" means, when the question says "I"
-    speakers: tuple[str, ...] | None = None  # the scope's speakers (IndexState), when read already
+    speakers: tuple[str, ...] | None = None  # the scope's speakers (IndexState), None: not read
 
 
 def question_read(
     *, scope: Scope, query: str, filters: dict | None, as_of, include_history: bool, now: datetime | None, speaker: str,
+    speakers: tuple[str, ...] | None = None,
 ) -> Question:
-    """The question as the search stages need it; InvalidInput for a bad filter or date."""
+    """The question as the search stages need it; InvalidInput for a bad filter or date.
+    `speakers`: the scope's (`scope_speakers`) when the caller has read them already."""
     text = (query or "").strip()
     if not text:
         raise InvalidInput("The query is empty.")
@@ -61,8 +67,14 @@ def question_read(
         scope=scope, text=text, now=now, window=window, as_of=as_of_moment,
         history=include_history or asks_history(text) or as_of_moment is not None,
         changes=window is not None and asks_changes(text), kinds=kinds, speaker_filter=filters.get("speaker") or "",
-        speaker_entity=me,
+        speaker_entity=me, speakers=scope_speakers(scope) if speakers is None else speakers,
     )
+
+
+def scope_speakers(scope: Scope) -> tuple[str, ...]:
+    """The distinct speakers of the scope's indexed turns and episodes (more than MAX_SPEAKERS:
+    too many to tell apart, and then none is named)."""
+    return tuple(IndexState.objects.filter(scope=scope).values_list("speakers", flat=True).first() or ())
 
 
 def collections_for(kinds: tuple[str, ...]) -> list[str]:
@@ -78,12 +90,10 @@ def collections_for(kinds: tuple[str, ...]) -> list[str]:
     return out
 
 
-def named_speaker(scope: Scope, query: str, speakers: tuple[str, ...] | list[str] | None = None) -> str:
+def named_speaker(scope: Scope, query: str, speakers: tuple[str, ...] | None = None) -> str:
     """The one known speaker the question names (by full or first name), else "". `speakers`:
-    the scope's (IndexState.speakers) when the caller has read them already."""
-    state = speakers if speakers is not None else (
-        IndexState.objects.filter(scope=scope).values_list("speakers", flat=True).first() or []
-    )
+    the scope's, when read already (`scope_speakers`)."""
+    state = scope_speakers(scope) if speakers is None else speakers
     if len(state) > MAX_SPEAKERS:
         return ""
     found = words(query)
@@ -95,6 +105,35 @@ def named_speaker(scope: Scope, query: str, speakers: tuple[str, ...] | list[str
         or speaker.split()[0].casefold() in folded
     ]
     return named[0] if len(named) == 1 else ""
+
+
+def dense_query(q: Question) -> str:
+    """The text the question's vector is made from. With RETRIEVAL_DENSE_QUERY=unnamed, the
+    question without the names (full or first, and their "'s") of the scope's speakers: turns'
+    vectors are made from what was said, without who said it (retrieval/documents.py:
+    vector_text), and a name in the question pulls its vector towards every line that
+    addresses that person ("Thanks, Caroline!") rather than towards what was asked about. Who
+    is asked about stays the lexical side's: BM25 and its speaker boost see the whole question."""
+    return dense_text(text=q.text, speakers=scope_speakers(q.scope) if q.speakers is None else q.speakers)
+
+
+def dense_text(*, text: str, speakers: tuple[str, ...]) -> str:
+    """`dense_query` of `text` in a scope of these `speakers` (for callers that embed the
+    question themselves and pass recall its `query_vector`)."""
+    text = (text or "").strip()
+    if settings.RETRIEVAL_DENSE_QUERY != "unnamed" or not speakers or len(speakers) > MAX_SPEAKERS:
+        return text
+    unnamed = " ".join(_names_pattern(tuple(sorted(speakers))).sub(" ", text).split())
+    return unnamed if any(ch.isalnum() for ch in unnamed) else text
+
+
+@lru_cache(maxsize=64)
+def _names_pattern(speakers: tuple[str, ...]) -> re.Pattern:
+    """Speakers' full and first names as written (case kept: "Will" the speaker, not "will"),
+    as whole words, with a possessive "'s"."""
+    names = {name for speaker in speakers for name in (speaker.strip(), speaker.split()[0] if speaker.split() else "") if name}
+    alternatives = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
+    return re.compile(rf"(?<![\w'’])(?:{alternatives})(?:['’]s)?(?![\w'’])")
 
 
 def speaker_entity(scope: Scope, speaker: str) -> Entity | None:

@@ -12,7 +12,7 @@ import pytest
 from memoryweb.providers.embedders import get_embedder
 from memories.models import Embedding, Turn
 from memories.services.ingest import ingest_session
-from retrieval.documents import WINDOW_RADII
+from retrieval.documents import WINDOW_RADII, vector_text
 from retrieval.eval import run_locomo
 from retrieval.indexing import index_pending
 from retrieval.models import SearchDocument
@@ -53,7 +53,10 @@ def test_a_window_vector_is_the_normalised_mean_of_its_turns_and_costs_no_model_
     ingest_session(scope=scope, session_id="s1", messages=messages(7), actor=cast.p_owner, enqueue=False)
     index_pending(scope=scope, full=True)
     turns = list(Turn.objects.filter(scope=scope).order_by("position"))
-    turn_texts = set(SearchDocument.objects.filter(scope=scope, collection="turn").values_list("text", flat=True))
+    turn_texts = {
+        vector_text(collection="turn", text=text, speaker=speaker)
+        for text, speaker in SearchDocument.objects.filter(scope=scope, collection="turn").values_list("text", "speaker")
+    }
     assert len(embedded) == len(turns) == 7 and set(embedded) == turn_texts  # one pass per turn, none per window
     for index, turn in enumerate(turns):
         for collection, radius in WINDOW_RADII.items():
