@@ -39,9 +39,12 @@ def native_threads_limit(threads: int = SERVER_NATIVE_THREADS) -> int:
         if not any(os.environ.get(name) for name in _THREAD_VARIABLES) and in_force != threads:
             logger.warning("PyTorch loaded before the thread limit: it keeps %s threads", in_force)
         return in_force
+    chosen = [os.environ[name] for name in _THREAD_VARIABLES if os.environ.get(name)]
+    if chosen:
+        return int(chosen[0]) if chosen[0].isdigit() else threads
     for name in _THREAD_VARIABLES:
-        os.environ.setdefault(name, str(threads))
-    return int(os.environ["OMP_NUM_THREADS"]) if os.environ["OMP_NUM_THREADS"].isdigit() else threads
+        os.environ[name] = str(threads)
+    return threads
 
 
 def warm_up() -> None:

@@ -4,9 +4,9 @@ A scope of `facts` synthetic facts (the `bench recall` builders) is built and in
 existing one reused; a read+write token is issued for it (and revoked at the end). First recall
 is timed in this process, wall clock and CPU seconds per recall: this process's (all its
 threads) plus the embedded PostgreSQL's (its backends, living and exited). Then `memoryweb
-serve --workers N` starts on a free loopback port, is warmed up, and for each client count N
-clients (threads, one keep-alive HTTP connection each) send `POST /api/v1/scopes/S/recall` for
-`seconds`, then the same for `remember`. Reported per operation and client count: requests/s,
+serve --workers N` (serve's default count unless given) starts on a free loopback port, is
+warmed up, and for each client count N clients (threads, one keep-alive HTTP connection each)
+send `POST /api/v1/scopes/S/recall` for `seconds`, then the same for `remember`. Reported per operation and client count: requests/s,
 p50 and p95, errors by status, CPU seconds per request in the server, the database and the
 clients, and how many of the cores these three kept busy (the rest went to other programs, or
 sat idle).
@@ -86,7 +86,7 @@ class Phase:
 
 
 def bench_api(
-    *, principal: Principal, clients: list[int], seconds: float, workers: int = 1, facts: int = 10_000,
+    *, principal: Principal, clients: list[int], seconds: float, workers: int | None = None, facts: int = 10_000,
     existing: Scope | None = None, keep: bool = False, queries: int = 200, seed: int = 7, stdout=None,
     operations: tuple[str, ...] = OPERATIONS,
 ) -> dict:
@@ -97,6 +97,7 @@ def bench_api(
     if not 0 < seconds <= MAX_SECONDS:
         raise InvalidInput(f"--seconds must be more than 0 and at most {MAX_SECONDS}.")
     out = stdout or sys.stdout
+    workers = workers or settings.MEMORYWEB_WORKERS  # serve's default
     threads = native_threads_limit()
     rng = random.Random(seed)
     scope = existing or _build(principal=principal, facts=facts, rng=rng, out=out)

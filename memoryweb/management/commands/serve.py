@@ -9,6 +9,7 @@ from django.core.management.base import CommandError
 from memoryweb.checks import check_broker, check_database
 from memoryweb.management.local_access import local_access
 from memoryweb.management.base import MemorywebCommand
+from memoryweb.warmup import native_threads_limit
 
 
 class Command(MemorywebCommand):
@@ -18,7 +19,10 @@ class Command(MemorywebCommand):
     def add_command_arguments(self, parser) -> None:
         parser.add_argument("--host", default="127.0.0.1")
         parser.add_argument("--port", type=int, default=8000)
-        parser.add_argument("--workers", type=int, default=1)
+        parser.add_argument(
+            "--workers", type=int, default=settings.MEMORYWEB_WORKERS, metavar="N",
+            help=f"worker processes (default MEMORYWEB_WORKERS, else one per core, at most 4: {settings.MEMORYWEB_WORKERS} here)",
+        )
         parser.add_argument("--no-migrate", action="store_true")
         parser.add_argument(
             "--db-pool", type=int, default=None, metavar="N",
@@ -31,6 +35,9 @@ class Command(MemorywebCommand):
 
         from accounts.services import local_admin_ensure
 
+        native_threads_limit()  # before the checks or migrations could load PyTorch (memoryweb/warmup.py)
+        if options["workers"] < 1:
+            raise CommandError("--workers must be at least 1.")
         for check in (check_database(), check_broker()):
             if not check.ok:
                 raise CommandError(check.detail)
@@ -41,7 +48,7 @@ class Command(MemorywebCommand):
         url = f"http://{options['host']}:{options['port']}"
         out = sys.stdout
         out.write(f"memoryweb at {url}  (database: {'embedded' if settings.DATABASE_EMBEDDED else 'DATABASE_URL'}, "
-                  f"tasks: {'Redis + worker' if settings.REDIS_URL else 'in-process'})\n")
+                  f"tasks: {'Redis + worker' if settings.REDIS_URL else 'in-process'}, workers: {options['workers']})\n")
         password_file = settings.MEMORYWEB_HOME / "admin-password"
         if password:
             out.write(f"First run: created admin account '{admin.username}' with password: {password}\n")
