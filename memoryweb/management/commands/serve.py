@@ -1,4 +1,5 @@
 import os
+import socket
 import sys
 
 from django.conf import settings
@@ -31,8 +32,6 @@ class Command(MemorywebCommand):
         )
 
     def handle(self, *args, **options):
-        import uvicorn
-
         from accounts.services import local_admin_ensure
 
         native_threads_limit()  # before the checks or migrations could load PyTorch (memoryweb/warmup.py)
@@ -59,10 +58,39 @@ class Command(MemorywebCommand):
         # The CLI on this machine uses this server while it runs (local_access.py); 0.0.0.0 is reached on 127.0.0.1.
         local_url = f"http://{'127.0.0.1' if options['host'] in ('0.0.0.0', '::', '') else options['host']}:{options['port']}"
         with local_access(local_url):
-            uvicorn.run(
-                "memoryweb.asgi:application", host=options["host"], port=options["port"], workers=options["workers"],
-                log_level="info", lifespan="on",  # the MCP session manager runs in the lifespan (asgi.py)
-            )
+            _run(host=options["host"], port=options["port"], workers=options["workers"])
+
+
+def _run(*, host: str, port: int, workers: int) -> None:
+    """uvicorn.run, but with several workers the listening socket comes from `listening_socket`."""
+    import uvicorn
+    from uvicorn.main import STARTUP_FAILURE
+    from uvicorn.supervisors import Multiprocess
+
+    # The MCP session manager runs in the lifespan (asgi.py).
+    config = uvicorn.Config("memoryweb.asgi:application", host=host, port=port, workers=workers, log_level="info", lifespan="on")
+    try:
+        if workers > 1:
+            Multiprocess(config, sockets=[listening_socket(config)]).run()
+            return
+        server = uvicorn.Server(config)
+        server.run()  # asyncio binds the socket itself, from getaddrinfo: IPPROTO_TCP
+    except KeyboardInterrupt:
+        return
+    if not server.started:  # the port is taken, or the app failed to load: uvicorn logged why
+        sys.exit(STARTUP_FAILURE)
+
+
+def listening_socket(config) -> socket.socket:
+    """The socket the supervisor hands its workers, saying IPPROTO_TCP. uvicorn (0.54) binds it
+    with protocol 0; accepted connections inherit that, and asyncio turns Nagle's algorithm off
+    (TCP_NODELAY) only on sockets that say TCP, so every keep-alive response after the first
+    waited ~40 ms for the client's delayed ACK: at one client, two workers answered recall in
+    108–135 ms where one answered in 75 (uvicorn issue #3149)."""
+    bound = config.bind_socket()
+    sock = socket.socket(fileno=bound.detach())  # family, type and protocol read back from the kernel
+    sock.set_inheritable(True)
+    return sock
 
 
 def _use_db_pool(size: int | None) -> None:
