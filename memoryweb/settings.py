@@ -1,6 +1,7 @@
 """Settings, all from the environment (see .env.example). Local defaults just work:
 an embedded PostgreSQL under MEMORYWEB_HOME and Celery tasks run in-process."""
 
+import os
 import re
 import secrets
 from pathlib import Path
@@ -97,6 +98,11 @@ DB_CONN_MAX_AGE = env_int("DB_CONN_MAX_AGE", 0, minimum=0)
 # milliseconds and starts with cold caches). 0 (the default): no pool; `memoryweb serve` turns it
 # on for the server (its --db-pool). Pooling and DB_CONN_MAX_AGE exclude each other.
 DB_POOL_SIZE = env_int("DB_POOL_SIZE", 0, minimum=0)
+# `memoryweb serve`'s worker processes (its --workers): one per core this process may run on, at
+# most 4. One process's Python runs one thread at a time (the GIL), so a single worker cannot use
+# a second core; each worker holds its own copy of the embedding model (about 0.7 GB with the
+# local one), hence the cap. Measured on two cores in docs/ARCHITECTURE.md ("bench api").
+MEMORYWEB_WORKERS = env_int("MEMORYWEB_WORKERS", min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 4), minimum=1)
 if DB_POOL_SIZE and DB_CONN_MAX_AGE:
     raise ImproperlyConfigured("DB_POOL_SIZE and DB_CONN_MAX_AGE exclude each other: a pooled connection goes back to the pool after each request.")
 # A pool's other options (psycopg_pool.ConnectionPool): one connection kept warm, a borrower waits

@@ -92,6 +92,27 @@ def test_serve_refuses_an_unreachable_redis_with_one_sentence():
     assert "Traceback" not in result.stderr
 
 
+def _workers_setting(**env) -> int:
+    code = "import django; django.setup(); from django.conf import settings; print(settings.MEMORYWEB_WORKERS)"
+    clean = {k: v for k, v in os.environ.items() if k != "MEMORYWEB_WORKERS"}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                            env={**clean, "DJANGO_SETTINGS_MODULE": "memoryweb.settings", **env})
+    assert result.returncode == 0, result.stderr[-2000:]
+    return int(result.stdout.strip())
+
+
+def test_serve_runs_one_worker_per_core_at_most_four_unless_told():
+    assert _workers_setting() == min(len(os.sched_getaffinity(0)), 4)
+    assert _workers_setting(MEMORYWEB_WORKERS="3") == 3
+
+
+def test_serve_refuses_no_workers_with_one_sentence():
+    result = run_cli("serve", "--port", "0", "--workers", "0")
+    assert result.returncode == 1
+    assert "--workers must be at least 1." in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 @pytest.mark.django_db
 def test_healthz_answers_200_when_all_is_well(client):
     response = client.get("/healthz")

@@ -43,3 +43,25 @@ def test_the_asgi_application_starts_the_warm_up(monkeypatch):
     import memoryweb.asgi  # noqa: F401
 
     assert started == [True]
+
+
+def _torch_threads_after_importing_the_asgi_app(**env) -> str:
+    """PyTorch's thread count in a fresh server process, on its main thread and on another one
+    (the embedder encodes on a thread of its own: OpenMP's count is per calling thread)."""
+    code = (
+        "import memoryweb.asgi, torch; from concurrent.futures import ThreadPoolExecutor;"
+        "print(torch.get_num_threads(), ThreadPoolExecutor(1).submit(torch.get_num_threads).result())"
+    )
+    clean = {k: v for k, v in __import__("os").environ.items() if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180,
+                            env={**clean, "EMBEDDER": "hash", "LLM_PROVIDER": "offline", "MEMORYWEB_WARM_UP": "false", **env})
+    assert result.returncode == 0, result.stderr[-2000:]
+    return result.stdout.strip()
+
+
+def test_a_server_process_limits_pytorch_to_one_thread_on_every_thread():
+    assert _torch_threads_after_importing_the_asgi_app() == "1 1"
+
+
+def test_a_thread_count_chosen_in_the_environment_wins():
+    assert _torch_threads_after_importing_the_asgi_app(OMP_NUM_THREADS="2") == "2 2"

@@ -4,6 +4,7 @@ import io
 import json
 
 import pytest
+from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
@@ -110,9 +111,22 @@ def test_bench_api_drives_a_live_server_and_cleans_up(cast, capsys):
     assert [(p["operation"], p["clients"]) for p in result["http"]] == [
         ("recall", 1), ("recall", 2), ("remember", 1), ("remember", 2)]
     assert all(p["requests"] > 0 and not p["errors"] for p in result["http"]), result["http"]
-    assert {"added_ms_at_one_client", "cpu_bound_requests_per_second", "share_of_cpu_bound"} <= set(result)
+    assert {"added_ms_at_one_client", "cpu_bound_requests_per_second", "share_of_cpu_bound", "http_cpu_ms_per_recall",
+            "cores_busy_at_most_clients", "share_of_cpu_bound_on_idle_cores"} <= set(result)
+    assert all(p["client_cpu_ms_per_request"] > 0 and p["cores_busy"] > 0 for p in result["http"]), result["http"]
+    assert result["workers"] == settings.MEMORYWEB_WORKERS and result["native_threads"] == 1
     assert set(Scope.objects.values_list("slug", flat=True)) == scopes
     assert ApiToken.objects.get(name__startswith="bench api").revoked_at is not None
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+@pytest.mark.django_db(transaction=True)
+def test_bench_api_sends_only_the_operations_asked_for_with_the_workers_asked_for(cast, capsys):
+    call_command("bench", "api", "--facts", "20", "--clients", "1", "--seconds", "1", "--queries", "2", "--workers", "1",
+                 "--operations", "recall", "--json", "--as", "owner")
+    result = json.loads(capsys.readouterr().out)
+    assert [(p["operation"], p["clients"]) for p in result["http"]] == [("recall", 1)] and result["workers"] == 1
 
 
 def test_bench_api_refuses_nonsense_options(cast):
@@ -122,3 +136,7 @@ def test_bench_api_refuses_nonsense_options(cast):
         call_command("bench", "api", "--seconds", "0", "--as", "owner")
     with pytest.raises(CommandError, match="No scope named"):
         call_command("bench", "api", "--scope", "bravo", "--as", "owner")
+    with pytest.raises(CommandError, match="--operations must name some of recall, remember"):
+        call_command("bench", "api", "--operations", "recall,delete", "--as", "owner")
+    with pytest.raises(CommandError, match="--workers must be at least 1"):
+        call_command("bench", "api", "--workers", "0", "--as", "owner")

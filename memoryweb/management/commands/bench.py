@@ -1,5 +1,6 @@
 import argparse
 
+from django.conf import settings
 from django.core.management.base import CommandError
 
 from accounts.permissions import Access
@@ -49,11 +50,14 @@ class Command(MemorywebCommand):
         api = sub.add_parser("api", help="recall and remember through the real server (memoryweb serve) against recall in-process")
         api.add_argument("--clients", type=_counts, default=[1, 4, 16], help="concurrent clients, one run each (default 1,4,16)")
         api.add_argument("--seconds", type=float, default=30, help="seconds per operation and client count (default 30)")
-        api.add_argument("--workers", type=int, default=1, help="server worker processes (default 1)")
+        api.add_argument("--workers", type=int, default=None,
+                         help="server worker processes (default: serve's, MEMORYWEB_WORKERS or one per core, at most 4)")
         api.add_argument("--facts", type=int, default=10_000, help="facts in the scope it builds (default 10000)")
         api.add_argument("--queries", type=int, default=200, help="in-process recalls to time (default 200)")
         api.add_argument("--keep", action="store_true", help="keep the built scope, to measure it again with --scope")
         api.add_argument("--scope", help="measure a scope kept by an earlier `bench api --keep` (or `bench recall --keep`)")
+        api.add_argument("--operations", type=lambda v: tuple(p for p in v.split(",") if p), default=("recall", "remember"),
+                         help="what the clients send: recall, remember or both (default recall,remember)")
         fleet = sub.add_parser("fleet", help="episodes/s through web processes and N workers on Redis (REDIS_URL; a scratch database and Redis)")
         fleet.add_argument("--workers", type=_counts, default=[1, 2], help="worker processes, one run each (default 1,2)")
         fleet.add_argument("--webs", type=int, default=2, help="web processes (default 2)")
@@ -73,6 +77,8 @@ class Command(MemorywebCommand):
         if options["action"] == "api":
             from retrieval.bench_api import bench_api
 
+            if options["workers"] is None:
+                options["workers"] = settings.MEMORYWEB_WORKERS
             for name in ("facts", "queries", "workers"):
                 if options[name] < 1:
                     raise CommandError(f"--{name} must be at least 1.")
@@ -80,7 +86,7 @@ class Command(MemorywebCommand):
             data = bench_api(
                 principal=principal, clients=options["clients"], seconds=options["seconds"], workers=options["workers"],
                 facts=options["facts"], existing=existing, keep=options["keep"], queries=options["queries"],
-                stdout=self.stderr if options["json"] else self.stdout,
+                operations=options["operations"], stdout=self.stderr if options["json"] else self.stdout,
             )
             if options["json"]:
                 self.emit(options, data, "")

@@ -1,4 +1,5 @@
 import os
+import socket
 import sys
 
 from django.conf import settings
@@ -9,6 +10,7 @@ from django.core.management.base import CommandError
 from memoryweb.checks import check_broker, check_database
 from memoryweb.management.local_access import local_access
 from memoryweb.management.base import MemorywebCommand
+from memoryweb.warmup import native_threads_limit
 
 
 class Command(MemorywebCommand):
@@ -18,7 +20,10 @@ class Command(MemorywebCommand):
     def add_command_arguments(self, parser) -> None:
         parser.add_argument("--host", default="127.0.0.1")
         parser.add_argument("--port", type=int, default=8000)
-        parser.add_argument("--workers", type=int, default=1)
+        parser.add_argument(
+            "--workers", type=int, default=settings.MEMORYWEB_WORKERS, metavar="N",
+            help=f"worker processes (default MEMORYWEB_WORKERS, else one per core, at most 4: {settings.MEMORYWEB_WORKERS} here)",
+        )
         parser.add_argument("--no-migrate", action="store_true")
         parser.add_argument(
             "--db-pool", type=int, default=None, metavar="N",
@@ -27,10 +32,11 @@ class Command(MemorywebCommand):
         )
 
     def handle(self, *args, **options):
-        import uvicorn
-
         from accounts.services import local_admin_ensure
 
+        native_threads_limit()  # before the checks or migrations could load PyTorch (memoryweb/warmup.py)
+        if options["workers"] < 1:
+            raise CommandError("--workers must be at least 1.")
         for check in (check_database(), check_broker()):
             if not check.ok:
                 raise CommandError(check.detail)
@@ -41,7 +47,7 @@ class Command(MemorywebCommand):
         url = f"http://{options['host']}:{options['port']}"
         out = sys.stdout
         out.write(f"memoryweb at {url}  (database: {'embedded' if settings.DATABASE_EMBEDDED else 'DATABASE_URL'}, "
-                  f"tasks: {'Redis + worker' if settings.REDIS_URL else 'in-process'})\n")
+                  f"tasks: {'Redis + worker' if settings.REDIS_URL else 'in-process'}, workers: {options['workers']})\n")
         password_file = settings.MEMORYWEB_HOME / "admin-password"
         if password:
             out.write(f"First run: created admin account '{admin.username}' with password: {password}\n")
@@ -52,10 +58,39 @@ class Command(MemorywebCommand):
         # The CLI on this machine uses this server while it runs (local_access.py); 0.0.0.0 is reached on 127.0.0.1.
         local_url = f"http://{'127.0.0.1' if options['host'] in ('0.0.0.0', '::', '') else options['host']}:{options['port']}"
         with local_access(local_url):
-            uvicorn.run(
-                "memoryweb.asgi:application", host=options["host"], port=options["port"], workers=options["workers"],
-                log_level="info", lifespan="on",  # the MCP session manager runs in the lifespan (asgi.py)
-            )
+            _run(host=options["host"], port=options["port"], workers=options["workers"])
+
+
+def _run(*, host: str, port: int, workers: int) -> None:
+    """uvicorn.run, but with several workers the listening socket comes from `listening_socket`."""
+    import uvicorn
+    from uvicorn.main import STARTUP_FAILURE
+    from uvicorn.supervisors import Multiprocess
+
+    # The MCP session manager runs in the lifespan (asgi.py).
+    config = uvicorn.Config("memoryweb.asgi:application", host=host, port=port, workers=workers, log_level="info", lifespan="on")
+    try:
+        if workers > 1:
+            Multiprocess(config, sockets=[listening_socket(config)]).run()
+            return
+        server = uvicorn.Server(config)
+        server.run()  # asyncio binds the socket itself, from getaddrinfo: IPPROTO_TCP
+    except KeyboardInterrupt:
+        return
+    if not server.started:  # the port is taken, or the app failed to load: uvicorn logged why
+        sys.exit(STARTUP_FAILURE)
+
+
+def listening_socket(config) -> socket.socket:
+    """The socket the supervisor hands its workers, saying IPPROTO_TCP. uvicorn (0.54) binds it
+    with protocol 0; accepted connections inherit that, and asyncio turns Nagle's algorithm off
+    (TCP_NODELAY) only on sockets that say TCP, so every keep-alive response after the first
+    waited ~40 ms for the client's delayed ACK: at one client, two workers answered recall in
+    108–135 ms where one answered in 75 (uvicorn issue #3149)."""
+    bound = config.bind_socket()
+    sock = socket.socket(fileno=bound.detach())  # family, type and protocol read back from the kernel
+    sock.set_inheritable(True)
+    return sock
 
 
 def _use_db_pool(size: int | None) -> None:

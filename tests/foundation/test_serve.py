@@ -1,0 +1,49 @@
+"""`memoryweb serve`: the listening socket its workers share, and a start that fails."""
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+
+import uvicorn
+
+from memoryweb.management.commands.serve import listening_socket
+
+
+def test_connections_to_the_workers_socket_turn_nagle_off():
+    sock = listening_socket(uvicorn.Config("memoryweb.asgi:application", host="127.0.0.1", port=0, workers=2))
+    assert sock.proto == socket.IPPROTO_TCP
+
+    async def nodelay_of_an_accepted_connection() -> int:
+        loop = asyncio.get_running_loop()
+        seen = loop.create_future()
+
+        class Report(asyncio.Protocol):
+            def connection_made(self, transport):
+                seen.set_result(transport.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+                transport.close()
+
+        server = await loop.create_server(Report, sock=sock)
+        _, writer = await asyncio.open_connection("127.0.0.1", sock.getsockname()[1])
+        try:
+            return await asyncio.wait_for(seen, 10)
+        finally:
+            writer.close()
+            server.close()
+
+    # Without it, each keep-alive response after the first waits ~40 ms for the client's delayed ACK.
+    assert asyncio.run(nodelay_of_an_accepted_connection()) != 0
+
+
+def test_serve_exits_with_an_error_when_its_port_is_taken():
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        env = {**os.environ, "EMBEDDER": "hash", "LLM_PROVIDER": "offline", "MEMORYWEB_WARM_UP": "false"}
+        result = subprocess.run(
+            [sys.executable, "-m", "memoryweb.cli", "serve", "--port", str(taken.getsockname()[1]), "--workers", "1", "--no-migrate"],
+            capture_output=True, text=True, env=env, timeout=180,
+        )
+    assert result.returncode != 0
+    assert "address already in use" in (result.stdout + result.stderr).lower()
