@@ -2,6 +2,7 @@ import argparse
 
 from memoryweb.management.base import MemorywebCommand
 from memoryweb.management.celery_process import LOG_LEVELS, celery_run, require_broker_and_database
+from memoryweb.warmup import native_threads_limit
 
 
 def _positive(text: str) -> int:
@@ -32,6 +33,7 @@ class Command(MemorywebCommand):
         parser.add_argument("--loglevel", "-l", type=str.upper, choices=LOG_LEVELS, default="INFO")
 
     def handle(self, *args, **options):
+        native_threads_limit()  # each prefork child embeds: one native thread each, as a server process (warmup.py)
         require_broker_and_database("worker")
         argv = ["worker", "--loglevel", options["loglevel"], "--pool", options["pool"],
                 # Gossip and mingle keep workers in touch with each other (events, revoked ids at start);
