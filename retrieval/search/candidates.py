@@ -18,6 +18,7 @@ from memories.models import Entity, Fact, FactStatus
 from retrieval.concurrent import Soon, side_by_side
 from retrieval.fulltext import Hit, bm25_candidates, unindexed_candidates
 from retrieval.indexing import Backlog
+from retrieval.models import Collection
 from retrieval.intents import attributes_asked
 from retrieval.search.eligibility import document_filter, fact_eligible
 from retrieval.search.question import Question, entities_named, named_speaker
@@ -32,6 +33,28 @@ class Candidates:
     entity_facts: list[Fact] = field(default_factory=list)
     changed: list[Fact] = field(default_factory=list)
     unindexed: dict[str, list[Hit]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class QueryVectors:
+    """The question's vectors: as asked, for facts, whose vectors hold their subject's name
+    ("Ada: Ada lives in Paris"); and without the scope's speakers' names (`dense_query`), for
+    turns, windows and episodes, whose vectors are made from what was said, without who said it
+    (retrieval/documents.py: vector_text). A query is embedded as its documents were."""
+
+    asked: list[float]
+    unnamed: list[float]
+
+    @classmethod
+    def embed(cls, embedder: Embedder, *, asked: str, unnamed: str, kinds: tuple[str, ...]) -> "QueryVectors":
+        """The ones the question's `kinds` search, in one model call (one text when no name was
+        left out, or when only facts or only conversation are searched)."""
+        texts = list(dict.fromkeys(([asked] if "fact" in kinds else []) + ([unnamed] if set(kinds) - {"fact"} else [])))
+        by_text = dict(zip(texts, embedder.embed(texts)))
+        return cls(by_text.get(asked) or by_text[unnamed], by_text.get(unnamed) or by_text[asked])
+
+    def for_collection(self, collection: str) -> list[float]:
+        return self.asked if collection == Collection.FACT else self.unnamed
 
 
 # Inside `candidates_memo()`, the lists of a question asked again are the ones gathered the first
@@ -51,12 +74,13 @@ def candidates_memo():
 
 
 def candidates_gather(
-    q: Question, *, lexemes: list[str], query_vector: list[float] | Soon | None, embedder: Embedder, collections: list[str],
+    q: Question, *, lexemes: list[str], query_vector: list[float] | QueryVectors | Soon | None, embedder: Embedder, collections: list[str],
     pool: int, backlog: Backlog, searchable: list[str], timings: dict,
 ) -> Candidates:
     """Every list for `q`. `collections`: those with documents; `searchable`: every collection
     the question's kinds may use (un-indexed rows may belong to one with no document yet);
-    `query_vector`: the query's vector, or its embedding under way (`Soon`)."""
+    `query_vector`: the query's vector (one for every collection), its `QueryVectors`, or their
+    embedding under way (`Soon`)."""
     memo = _memo.get()
     if memo is None:
         return _gather(q, lexemes=lexemes, query_vector=query_vector, embedder=embedder, collections=collections,
@@ -70,7 +94,7 @@ def candidates_gather(
 
 
 def _gather(
-    q: Question, *, lexemes: list[str], query_vector: list[float] | Soon | None, embedder: Embedder, collections: list[str],
+    q: Question, *, lexemes: list[str], query_vector: list[float] | QueryVectors | Soon | None, embedder: Embedder, collections: list[str],
     pool: int, backlog: Backlog, searchable: list[str], timings: dict,
 ) -> Candidates:
     scope = q.scope
@@ -91,6 +115,8 @@ def _gather(
     def semantic(group: list[str]):
         def search():
             vector = query_vector.get() if isinstance(query_vector, Soon) else query_vector
+            if isinstance(vector, QueryVectors):
+                vector = vector.for_collection(group[0])  # a group is facts alone, or never facts
             t0 = time.perf_counter()
             hits = vector_candidates(scope=scope, query_vector=vector, embedder=embedder, collections=group, limit=pool,
                                      exact=exact)
@@ -113,9 +139,14 @@ def _gather(
     if collections:
         # Whether the scope is small enough to search exactly: asked once, not per collection.
         exact = vector_search_exact(scope=scope, embedder=embedder)
-        # Exactly: one scan for every collection. Through the graph: one nearest-neighbour search
-        # per collection, each on its own connection.
-        groups = [collections] if exact else [[collection] for collection in collections]
+        # Exactly: one scan for the facts and one for every other collection (their query vectors
+        # differ, `QueryVectors`). Through the graph: one nearest-neighbour search per collection,
+        # each on its own connection.
+        if exact:
+            groups = [group for group in ([c for c in collections if c == Collection.FACT],
+                                          [c for c in collections if c != Collection.FACT]) if group]
+        else:
+            groups = [[collection] for collection in collections]
         (bm25, unindexed), (entities, entity_facts, changed), *per_collection = side_by_side(
             lexical, structured, *(semantic(group) for group in groups)
         )

@@ -13,7 +13,7 @@ from retrieval.fulltext import query_lexemes
 from retrieval.indexing import Backlog, index_catch_up
 from retrieval.models import Collection, CorpusStat, IndexState
 from retrieval.ranking import pool_size
-from retrieval.search.candidates import candidates_gather
+from retrieval.search.candidates import QueryVectors, candidates_gather
 from retrieval.search.fusion import candidates_fuse, lanes_score
 from retrieval.search.hydration import items_hydrate
 from retrieval.search.question import Question, collections_for, dense_query, question_read
@@ -60,10 +60,10 @@ def _search(
                       speakers=tuple(state[4]) if state else ())
     # The model the scope's vectors are on, not blindly EMBEDDER (a reindex may be under way).
     embedder = scope_embedder(scope, model=state[3] if state else "")
-    # The model works on the query (without the speakers' names, `dense_query`) while the index
-    # is checked and the lexical search runs; the vector searches wait for it.
+    # The model works on the query while the index is checked and the lexical search runs; the
+    # vector searches wait for it.
     dense = dense_query(q)
-    vector = soon(lambda: embedder.embed([dense])[0]) if query_vector is None else None
+    vector = soon(lambda: QueryVectors.embed(embedder, asked=q.text, unnamed=dense, kinds=q.kinds)) if query_vector is None else None
     t0 = time.perf_counter()
     backlog = index_catch_up(scope=scope, embedder=embedder, marks=state[:4] if state else None)
     if backlog.caught_up:
@@ -109,7 +109,7 @@ def _search(
 
 
 def _rank(
-    q: Question, *, lexemes: list[str], query_vector: list[float] | Soon | None, embedder: Embedder, collections: list[str],
+    q: Question, *, lexemes: list[str], query_vector: list[float] | QueryVectors | Soon | None, embedder: Embedder, collections: list[str],
     searchable: list[str], pool: int, k: int, evidence: bool, backlog: Backlog, timings: dict,
 ) -> tuple[list[RecallItem], list[str]]:
     """Candidate lists → fused → the eligible rows of the head → lane scores, best first."""

@@ -12,7 +12,8 @@ from memories.services.ingest import ingest_session
 from retrieval.documents import vector_text
 from retrieval.indexing import MAX_SPEAKERS, index_pending
 from retrieval.models import Collection, SearchDocument
-from retrieval.search import recall_evidence
+from retrieval.search import candidates, recall_evidence
+from retrieval.search.candidates import QueryVectors
 from retrieval.search.question import dense_text, question_read
 
 SPEAKERS = ("Caroline", "Melanie", "Ada Lovelace")
@@ -89,3 +90,59 @@ def test_recall_embeds_the_unnamed_question(cast, monkeypatch):
     assert result.items[0].source["turn"] == "d1"  # BM25 and the speaker boost still see "Caroline"
     q = question_read(scope=scope, query="Where did Caroline go?", filters=None, as_of=None, include_history=False, now=None, speaker="")
     assert set(q.speakers) == {"Caroline", "Melanie"}
+
+
+
+class _Recording:
+    def __init__(self):
+        self.name, self.dim, self.calls = "hash-384", 384, []
+
+    def embed(self, texts):
+        self.calls.append(list(texts))
+        return get_embedder().embed(texts)
+
+
+@pytest.mark.parametrize(("kinds", "embedded"), [
+    (("fact", "episode", "turn"), [["Where did Caroline go?", "Where did go?"]]),
+    (("turn",), [["Where did go?"]]),
+    (("fact",), [["Where did Caroline go?"]]),
+])
+def test_each_kind_is_searched_with_the_question_made_as_its_documents_were(kinds, embedded):
+    """A fact's vector holds its subject's name ("Caroline: Caroline lives in Paris"), a turn's no
+    speaker: facts are searched with the question as asked, the conversation without the names,
+    both in one model call, and only the ones the kinds need."""
+    embedder = _Recording()
+    vectors = QueryVectors.embed(embedder, asked="Where did Caroline go?", unnamed="Where did go?", kinds=kinds)
+    assert embedder.calls == embedded
+    plain = get_embedder()
+    if "fact" in kinds:
+        assert vectors.for_collection(Collection.FACT) == plain.embed(["Where did Caroline go?"])[0]
+    if "turn" in kinds:
+        assert vectors.for_collection(Collection.TURN) == plain.embed(["Where did go?"])[0]
+        assert vectors.for_collection(Collection.TURN_W2) == plain.embed(["Where did go?"])[0]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_recall_searches_facts_with_the_asked_vector_and_turns_with_the_unnamed_one(cast, monkeypatch):
+    scope = cast.scope_a
+    ingest_session(scope=scope, session_id="s1", messages=MESSAGES, actor=cast.p_owner, enqueue=False)
+    index_pending(scope=scope, full=True)
+    plain = get_embedder()
+    searched: dict[str, list[float]] = {}
+    original = candidates.vector_candidates
+
+    def recording(**kwargs):
+        for collection in kwargs["collections"]:
+            searched[collection] = kwargs["query_vector"]
+        return original(**kwargs)
+
+    monkeypatch.setattr(candidates, "vector_candidates", recording)
+    monkeypatch.setattr(candidates, "vector_search_exact", lambda **_: True)
+    from memories.models import Entity, Fact
+    subject = Entity.objects.create(scope=scope, name="Caroline", kind="person")
+    Fact.objects.create(scope=scope, subject=subject, attribute="lives_in", value="Paris", value_normalized="paris",
+                        sentence="Caroline lives in Paris.")
+    index_pending(scope=scope)
+    recall_evidence(scope=scope, query="Where did Caroline go?", now=datetime(2023, 6, 1, tzinfo=UTC))
+    assert searched[Collection.FACT] == plain.embed(["Where did Caroline go?"])[0]
+    assert searched[Collection.TURN] == plain.embed(["Where did go?"])[0]
