@@ -126,6 +126,9 @@ class LocalEmbedder:
             vectors = self._model.encode(texts, batch_size=BATCH_SIZE, normalize_embeddings=True, show_progress_bar=False)
             return vectors.tolist()
         if self._session_pid != os.getpid():  # a forked child: the parent's session pool has no threads here
+            # The parent's session is kept, never freed: its destructor would wait for pool
+            # threads that do not exist in this process (measured: the child hung there).
+            _FORKED_AWAY.append(self._session)
             self._session, self._session_pid = self._open_session(), os.getpid()
         return self._run(texts)
 
@@ -166,6 +169,10 @@ class LocalEmbedder:
             for i, vector in zip(chunk, vectors.tolist()):
                 out[i] = vector
         return out
+
+
+# Sessions a forked child inherited from its parent (see `LocalEmbedder._encode`).
+_FORKED_AWAY: list = []
 
 
 def _bundled_path() -> Path:
