@@ -70,6 +70,7 @@ class IngestBenchResult:
     # own), and the seconds the model took of index_seconds (the rest is SQL and Python).
     model_passes_per_turn: float = 0.0
     model_seconds: float = 0.0
+    source: str = "synthetic"  # or the LOCOMO file the sessions came from
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -113,10 +114,28 @@ def synthetic_question(rng: random.Random) -> str:
     )
 
 
+def locomo_sessions(dataset: str, *, turns: int) -> list[tuple[str, list[dict]]]:
+    """The real sessions of a LOCOMO file's conversations, in order, up to `turns` turns (the last
+    session cut short): what a team's conversations look like to the indexer, each text its own
+    (synthetic templates repeat, and repeated texts are embedded once)."""
+    from retrieval.eval import load_locomo
+
+    out, left = [], turns
+    for conv in load_locomo(dataset):
+        for session_id, _, messages in conv.sessions:
+            if left <= 0:
+                return out
+            out.append((f"{conv.sample_id}-{session_id}", messages[:left]))
+            left -= len(out[-1][1])
+    return out
+
+
 def bench_ingest(
     *, principal: Principal, turns: int = 1000, episodes: int = 200, session_size: int = 50, progress: Callable[..., None] | None = None,
+    dataset: str | None = None,
 ) -> IngestBenchResult:
-    """`progress(done, total, stage)` (memoryweb/progress.py) hears of each session, the index and each episode."""
+    """`progress(done, total, stage)` (memoryweb/progress.py) hears of each session, the index and each episode.
+    `dataset`: a LOCOMO file whose real sessions are ingested instead of synthetic ones (`locomo_sessions`)."""
     progress = progress or no_progress
     scope = scope_create(principal=principal, slug=f"bench-{uuid.uuid4().hex[:10]}", name="throwaway benchmark scope")
     try:
@@ -125,7 +144,8 @@ def bench_ingest(
         embedder.embed(["warm up"])
         model_load = time.perf_counter() - started
 
-        sessions = synthetic_sessions(turns=turns, session_size=session_size)
+        sessions = locomo_sessions(dataset, turns=turns) if dataset else synthetic_sessions(turns=turns, session_size=session_size)
+        turns = sum(len(messages) for _, messages in sessions)
         started = time.perf_counter()
         for number, (session_id, messages) in enumerate(sessions, start=1):
             ingest_session(scope=scope, session_id=session_id, messages=messages, actor=principal, source="bench", enqueue=False)
@@ -160,6 +180,7 @@ def bench_ingest(
         episodes_per_second=round(len(pending) / episode_seconds, 1) if episode_seconds else 0.0,
         facts=facts, failed=failed, embedder=embedder.name, model_load_seconds=round(model_load, 2),
         model_passes_per_turn=round(counted.texts / turns, 2) if turns else 0.0, model_seconds=round(counted.seconds, 3),
+        source=str(dataset) if dataset else "synthetic",
     )
 
 

@@ -25,6 +25,18 @@ def test_bench_ingest_reports_both_figures_and_deletes_its_scope(cast, capsys):
                 or Embedding.objects.exists())
 
 
+def test_bench_ingest_takes_locomos_real_sessions_capped_at_the_turns_asked(cast, capsys):
+    from tests.retrieval.test_locomo import DEV
+
+    dataset = str(DEV)
+    call_command("bench", "ingest", "--dataset", dataset, "--turns", "25", "--episodes", "3", "--json", "--as", "owner")
+    result = json.loads(capsys.readouterr().out)
+    assert result["turns"] == 25 and result["source"] == dataset and result["sessions"] >= 1
+    # Real turns are each their own text: about one model pass per turn (synthetic templates repeat).
+    assert result["model_passes_per_turn"] >= 0.9
+    assert not Turn.objects.exists()
+
+
 def test_bench_ingest_prints_a_readable_summary(cast):
     out = io.StringIO()
     call_command("bench", "ingest", "--turns", "10", "--episodes", "5", "--as", "owner", stdout=out)

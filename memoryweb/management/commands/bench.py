@@ -28,6 +28,8 @@ class Command(MemorywebCommand):
         ingest.add_argument("--turns", type=int, default=1000, help="raw turns to ingest (default 1000)")
         ingest.add_argument("--episodes", type=int, default=200, help="episodes to run through extraction (default 200)")
         ingest.add_argument("--session-size", type=int, default=50, help="turns per ingest_session call (default 50)")
+        ingest.add_argument("--dataset", help="a LOCOMO JSON file: ingest its conversations' real sessions, in order, instead of"
+                                              " synthetic ones (--turns caps them; --session-size is ignored)")
         recall = sub.add_parser("recall", help="recall latency in a synthetic scope among noise scopes (rebuilds the HNSW index: use a scratch database)")
         recall.add_argument("--facts", type=int, default=10_000, help="facts in the measured scope (default 10000)")
         recall.add_argument("--scopes", type=int, default=10, help="noise scopes of the same size (default 10)")
@@ -144,11 +146,11 @@ class Command(MemorywebCommand):
         with progress_bar(label="bench ingest", quiet=options["json"], unit="") as progress:
             result = bench_ingest(
                 principal=principal, turns=options["turns"], episodes=min(options["episodes"], options["turns"]),
-                session_size=options["session_size"], progress=progress,
+                session_size=options["session_size"], progress=progress, dataset=options.get("dataset"),
             )
         self.emit(options, result.as_dict(), "\n".join([
             f"embedder {result.embedder} (loaded in {result.model_load_seconds} s)",
-            f"raw ingest: {result.turns} turns in {result.sessions} sessions, {result.turn_seconds} s: "
+            f"raw ingest: {result.turns} turns in {result.sessions} sessions ({result.source}), {result.turn_seconds} s: "
             f"{result.turns_per_second} turns/s (committed; a broker does the rest)",
             f"search indexing (batched embeddings): {result.index_seconds} s: "
             f"{result.indexed_turns_per_second} turns/s ingested and indexed (the in-process default); "
