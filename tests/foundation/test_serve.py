@@ -6,7 +6,9 @@ import socket
 import subprocess
 import sys
 
+import pytest
 import uvicorn
+from django.db import connection
 
 from memoryweb.management.commands.serve import listening_socket
 
@@ -36,11 +38,14 @@ def test_connections_to_the_workers_socket_turn_nagle_off():
     assert asyncio.run(nodelay_of_an_accepted_connection()) != 0
 
 
+@pytest.mark.django_db
 def test_serve_exits_with_an_error_when_its_port_is_taken():
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
-        env = {**os.environ, "EMBEDDER": "hash", "LLM_PROVIDER": "offline", "MEMORYWEB_WARM_UP": "false"}
+        # The test database (migrated), so serve gets as far as its port whatever MEMORYWEB_HOME holds.
+        env = {**os.environ, "EMBEDDER": "hash", "LLM_PROVIDER": "offline", "MEMORYWEB_WARM_UP": "false",
+               "MEMORYWEB_DATABASE_NAME": connection.settings_dict["NAME"], "MEMORYWEB_LOCAL_ACCESS": "false"}
         result = subprocess.run(
             [sys.executable, "-m", "memoryweb.cli", "serve", "--port", str(taken.getsockname()[1]), "--workers", "1", "--no-migrate"],
             capture_output=True, text=True, env=env, timeout=180,
