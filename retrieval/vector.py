@@ -49,7 +49,11 @@ def vector_candidates(
     exact = vector_search_exact(scope=scope, embedder=embedder) if exact is None else exact
     out: dict[str, list[VectorHit]] = defaultdict(list)
     if exact:
-        # One scan of the scope's vectors for every collection, the best `limit` of each kept.
+        # One scan of the scope's vectors for every collection, the best `limit` of each kept. Each
+        # kept row's document is found by its key (a LATERAL that OFFSET 0 keeps from being
+        # flattened): a new scope's statistics say "a few rows", and the planner then joined by
+        # scope instead, reading the scope's documents once per row kept (11 ms instead of 2 on a
+        # LOCOMO conversation). The same for the graph's rows below.
         with connection.cursor() as cursor:
             cursor.execute(
                 f"""
@@ -62,8 +66,8 @@ def vector_candidates(
                         WHERE e.model = %s AND e.scope_id = %s AND e.target_type = ANY(%s)
                     ) x
                 ) n
-                JOIN retrieval_searchdocument d ON d.id = n.target_id AND d.scope_id = %s
-                WHERE n.place <= %s
+                CROSS JOIN LATERAL (SELECT collection, target_id, scope_id FROM retrieval_searchdocument WHERE id = n.target_id OFFSET 0) d
+                WHERE d.scope_id = %s AND n.place <= %s
                 ORDER BY n.distance, d.target_id
                 """,
                 [literal, embedder.name, scope.pk, [vector_target(c) for c in collections], scope.pk, limit],
@@ -80,7 +84,8 @@ def vector_candidates(
             ORDER BY e.vec::vector({dim}) <=> %s::vector({dim})
             LIMIT %s
         ) n
-        JOIN retrieval_searchdocument d ON d.id = n.target_id AND d.scope_id = %s
+        CROSS JOIN LATERAL (SELECT collection, target_id, scope_id FROM retrieval_searchdocument WHERE id = n.target_id OFFSET 0) d
+        WHERE d.scope_id = %s
         ORDER BY n.distance, d.target_id
     """
     with transaction.atomic(), connection.cursor() as cursor:

@@ -16,8 +16,8 @@ from retrieval.ranking import pool_size
 from retrieval.search.candidates import QueryVectors, candidates_gather
 from retrieval.search.fusion import candidates_fuse, lanes_score
 from retrieval.search.hydration import items_hydrate
-from retrieval.search.question import Question, collections_for, dense_query, question_read
-from retrieval.search.results import RecallItem, RecallResult
+from retrieval.search.question import Question, collections_for, dense_query, dense_text, question_read
+from retrieval.search.results import KINDS, RecallItem, RecallResult
 
 
 def recall(
@@ -54,16 +54,25 @@ def _search(
     started = time.perf_counter()
     if not isinstance(k, int) or k < 1 or k > 200:
         raise InvalidInput("k must be a whole number from 1 to 200.")
+    # The model starts on the query at once, with the scope's model and speakers as this process
+    # last read them; the read below confirms them (else it starts again with the real ones).
+    early = _embedding_start(scope=scope, query=query, filters=filters) if query_vector is None else None
     # The scope's index state in one read: its model, watermarks and speakers.
     state = IndexState.objects.filter(scope=scope).values_list("fact_mark", "episode_mark", "turn_mark", "model", "speakers").first()
     q = question_read(scope=scope, query=query, filters=filters, as_of=as_of, include_history=include_history, now=now, speaker=speaker,
                       speakers=tuple(state[4]) if state else ())
+    _last_read[scope.pk] = (state[3], tuple(state[4])) if state else ("", ())
     # The model the scope's vectors are on, not blindly EMBEDDER (a reindex may be under way).
     embedder = scope_embedder(scope, model=state[3] if state else "")
     # The model works on the query while the index is checked and the lexical search runs; the
     # vector searches wait for it.
     dense = dense_query(q)
-    vector = soon(lambda: QueryVectors.embed(embedder, asked=q.text, unnamed=dense, kinds=q.kinds)) if query_vector is None else None
+    vector = None
+    if query_vector is None:
+        if early is not None and early[0] == (embedder.name, q.text, dense, q.kinds):
+            vector = early[1]
+        else:
+            vector = soon(lambda: QueryVectors.embed(embedder, asked=q.text, unnamed=dense, kinds=q.kinds))
     t0 = time.perf_counter()
     backlog = index_catch_up(scope=scope, embedder=embedder, marks=state[:4] if state else None)
     if backlog.caught_up:
@@ -106,6 +115,27 @@ def _search(
         query=q.text, items=out[:k], window=q.window, as_of=q.as_of, include_history=q.history, entities=entity_names,
         lexemes=lexemes, pool=pool, timings=timings, pending=backlog.pending,
     )
+
+
+# Per scope, the model and speakers this process's last recall read (`_embedding_start`).
+_last_read: dict[int, tuple[str, tuple[str, ...]]] = {}
+
+
+def _embedding_start(*, scope: Scope, query: str, filters: dict | None) -> tuple[tuple, Soon] | None:
+    """The query's embedding started before the scope's index state is read, from what the last
+    recall of the scope in this process read (its model and speakers), with what it was started
+    for: (embedder name, text, text without the speakers' names, kinds). None for a scope not
+    asked about yet here, or a question the checks below will refuse."""
+    seen = _last_read.get(scope.pk)
+    text = (query or "").strip() if isinstance(query, str) else ""
+    kinds = (filters or {}).get("kinds") if isinstance(filters, dict) else None
+    kinds = tuple(kinds) if isinstance(kinds, (list, tuple)) and kinds else KINDS
+    if seen is None or not text or not set(kinds) <= set(KINDS):
+        return None
+    embedder = scope_embedder(scope, model=seen[0])
+    dense = dense_text(text=text, speakers=seen[1])
+    work = soon(lambda: QueryVectors.embed(embedder, asked=text, unnamed=dense, kinds=kinds))
+    return (embedder.name, text, dense, kinds), work
 
 
 def _rank(

@@ -153,3 +153,33 @@ def test_an_embedder_failure_during_recall_is_the_callers_error_not_a_connection
         recall(scope=scope, query="what pet do I have?")
     assert "running it here" not in caplog.text
     assert len(embedder.threads) == 1  # embedded once, not again on the caller's connection
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_scope_asked_again_has_its_query_embedded_before_its_index_state_is_read(cast, monkeypatch):
+    """The second recall starts the model on the question with the speakers the first one read;
+    when they still hold, that is the one embedding; when they changed, it embeds again with the
+    real ones, so the vector is always the right one."""
+    from memoryweb.providers.embedders import get_embedder
+    from memories.services.ingest import ingest_session
+    from retrieval.search import pipeline
+
+    scope = cast.scope_a
+    pipeline._last_read.pop(scope.pk, None)
+    messages = [{"id": "1", "speaker": "Caroline", "text": "I adopted a grey cat called Miso", "occurred_at": "2024-01-01T10:00:00+00:00"}]
+    ingest_session(scope=scope, session_id="s1", messages=messages, actor=cast.p_owner, enqueue=False)
+    index_pending(scope=scope)
+    embedder = _Recording(get_embedder())
+    monkeypatch.setattr("retrieval.search.pipeline.scope_embedder", lambda scope, **_: embedder)
+    ask = dict(scope=scope, query="what pet does Caroline have?", filters={"kinds": ["turn"]})
+    recall(**ask)
+    assert len(embedder.threads) == 1
+    recall(**ask)
+    assert len(embedder.threads) == 2  # one more: the early one, confirmed
+    more = [{"id": "2", "speaker": "Melanie", "text": "Caroline, Miso is lovely", "occurred_at": "2024-01-02T10:00:00+00:00"}]
+    ingest_session(scope=scope, session_id="s1", messages=more, actor=cast.p_owner, enqueue=False)
+    index_pending(scope=scope)
+    pipeline._last_read[scope.pk] = (pipeline._last_read[scope.pk][0], ("Melanie",))  # what an older read saw
+    result = recall(**ask)
+    assert len(embedder.threads) == 4  # the early guess was wrong: embedded again with the real speakers
+    assert result.items and "Miso" in result.items[0].text
