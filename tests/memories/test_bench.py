@@ -26,7 +26,7 @@ def test_bench_ingest_reports_both_figures_and_deletes_its_scope(cast, capsys):
 
 
 def test_bench_ingest_takes_locomos_real_sessions_capped_at_the_turns_asked(cast, capsys):
-    from tests.retrieval.test_locomo import DEV
+    from tests.locomo_slices import DEV
 
     dataset = str(DEV)
     call_command("bench", "ingest", "--dataset", dataset, "--turns", "25", "--episodes", "3", "--json", "--as", "owner")
@@ -126,7 +126,12 @@ def test_bench_api_drives_a_live_server_and_cleans_up(cast, capsys):
     assert {"added_ms_at_one_client", "cpu_bound_requests_per_second", "share_of_cpu_bound", "http_cpu_ms_per_recall",
             "cores_busy_at_most_clients", "share_of_cpu_bound_on_idle_cores"} <= set(result)
     assert all(p["client_cpu_ms_per_request"] > 0 and p["cores_busy"] > 0 for p in result["http"]), result["http"]
-    assert result["workers"] == settings.MEMORYWEB_WORKERS and result["native_threads"] == 1
+    # One native thread, as a server process has; a PyTorch this process loaded earlier (another
+    # test exported the ONNX graph with it) keeps its count, and the bench says which.
+    import sys
+
+    threads = sys.modules["torch"].get_num_threads() if "torch" in sys.modules else 1
+    assert result["workers"] == settings.MEMORYWEB_WORKERS and result["native_threads"] == threads
     assert set(Scope.objects.values_list("slug", flat=True)) == scopes
     assert ApiToken.objects.get(name__startswith="bench api").revoked_at is not None
 

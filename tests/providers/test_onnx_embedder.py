@@ -21,7 +21,7 @@ from memoryweb.providers.embedders import (
 )
 from memories.services.vectors import ensure_model_index
 from retrieval.eval import run_locomo
-from tests.retrieval.test_locomo import DEV
+from tests.locomo_slices import sessions_slice, slice_file
 
 pytestmark = pytest.mark.slow
 
@@ -170,18 +170,7 @@ def test_names_builds_and_lookups_agree_under_each_backend(built, home, settings
 @pytest.fixture
 def locomo_slice(tmp_path):
     """conv-26's first four sessions and its questions about them (the window-vector test holds conv-30's)."""
-    if not DEV.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"no LOCOMO dev file at {DEV} in CI")
-        pytest.skip(f"no LOCOMO dev file at {DEV}")
-    sample = next(s for s in json.loads(DEV.read_text()) if s["sample_id"] == "conv-26")
-    kept = ("1", "2", "3", "4")
-    conv = {k: v for k, v in sample["conversation"].items() if not k.startswith("session_") or k.split("_")[1] in kept}
-    turns = {t["dia_id"] for n in kept for t in conv[f"session_{n}"]}
-    qa = [q for q in sample["qa"] if q.get("evidence") and all(e in turns for e in q["evidence"])]
-    path = tmp_path / "slice.json"
-    path.write_text(json.dumps([{"sample_id": "conv-26", "conversation": conv, "qa": qa}]))
-    return path
+    return slice_file(tmp_path, sessions_slice(sample_ids=("conv-26",), sessions=("1", "2", "3", "4")))
 
 
 @pytest.fixture

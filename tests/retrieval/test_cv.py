@@ -2,7 +2,6 @@
 (retrieval/cv.py, `memoryweb eval locomo --cv`)."""
 
 import json
-import os
 
 import pytest
 from django.core.management import call_command
@@ -10,7 +9,7 @@ from django.core.management import call_command
 from memories.models import Scope
 from retrieval.cv import Candidate, cv_report
 from retrieval.ranking import fuse, zscore
-from tests.retrieval.test_locomo import DEV
+from tests.locomo_slices import sessions_slice, slice_file
 
 
 def test_zscore_sums_each_lists_standardised_scores_shifted_to_its_worst():
@@ -53,19 +52,7 @@ def test_each_conversation_is_measured_with_the_setting_chosen_on_the_others():
 @pytest.fixture
 def two_conversations(tmp_path):
     """The first session of each dev conversation, with the questions about it."""
-    if not DEV.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"no LOCOMO dev file at {DEV} in CI")
-        pytest.skip(f"no LOCOMO dev file at {DEV}")
-    samples = []
-    for sample in json.loads(DEV.read_text()):
-        conv = {k: v for k, v in sample["conversation"].items() if not k.startswith("session_") or k.split("_")[1] == "1"}
-        turns = {t["dia_id"] for t in conv["session_1"]}
-        qa = [q for q in sample["qa"] if q.get("evidence") and all(e in turns for e in q["evidence"])]
-        samples.append({"sample_id": sample["sample_id"], "conversation": conv, "qa": qa})
-    path = tmp_path / "two.json"
-    path.write_text(json.dumps(samples))
-    return path
+    return slice_file(tmp_path, sessions_slice(sample_ids=None, sessions=("1",)), "two.json")
 
 
 @pytest.mark.django_db

@@ -2,9 +2,7 @@
 through recall_evidence, score evidence recall; malformed evidence ids repaired or skipped."""
 
 import json
-import os
 from collections import Counter
-from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -12,8 +10,7 @@ from django.core.management import call_command
 from memories.models import Scope
 from retrieval.eval import load_locomo, repair_evidence, run_locomo, score_question, summarise
 
-# The shared data sit beside the repository (never copied into it); MEMORYWEB_LOCOMO_DEV points elsewhere.
-DEV = Path(os.environ.get("MEMORYWEB_LOCOMO_DEV") or Path(__file__).resolve().parents[2].parent / "shared" / "data" / "locomo" / "locomo-dev.json")
+from tests.locomo_slices import sessions_slice, slice_file
 
 
 def test_malformed_evidence_ids_are_repaired_or_skipped_and_counted():
@@ -45,20 +42,14 @@ def test_recall_and_hit_are_computed_per_question_and_averaged():
 @pytest.fixture
 def dev_slice(tmp_path):
     """conv-30's first two sessions, its questions about them, and two questions with bad ids."""
-    if not DEV.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"no LOCOMO dev file at {DEV} in CI (shared/ should sit beside the repository)")
-        pytest.skip(f"no LOCOMO dev file at {DEV}")
-    sample = next(s for s in json.loads(DEV.read_text()) if s["sample_id"] == "conv-30")
-    conv = {k: v for k, v in sample["conversation"].items() if not k.startswith("session_") or k.split("_")[1] in ("1", "2")}
+    sample = sessions_slice(sample_ids=("conv-30",), sessions=("1", "2"))[0]
+    conv, qa = sample["conversation"], sample["qa"][:6]
     turns = {t["dia_id"]: t for n in ("1", "2") for t in conv[f"session_{n}"]}
-    qa = [q for q in sample["qa"] if q.get("evidence") and all(e in turns for e in q["evidence"])][:6]
     first, second = list(turns)[3], list(turns)[10]
     # A question that quotes a turn word for word must find it; its ids are written badly on purpose.
     qa.append({"question": turns[first]["text"], "evidence": [first.replace("D", "D:") + "; " + second], "category": 4})
     qa.append({"question": "Unanswerable", "evidence": ["D"], "category": 5})
-    path = tmp_path / "slice.json"
-    path.write_text(json.dumps([{"sample_id": "conv-30", "conversation": conv, "qa": qa}]))
+    path = slice_file(tmp_path, [{**sample, "qa": qa}])
     return path, first, second, len(qa)
 
 

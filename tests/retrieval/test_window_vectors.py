@@ -2,9 +2,7 @@
 normalised mean of its turns' vectors, so indexing a turn costs one model pass, not three, and
 evidence recall on a LOCOMO slice stays within the stated tolerance of embedding each window."""
 
-import json
 import math
-import os
 from datetime import UTC, datetime
 
 import pytest
@@ -18,7 +16,7 @@ from retrieval.indexing import index_pending
 from retrieval.models import SearchDocument
 from tests.retrieval.test_catch_up import embedded  # noqa: F401  (a fixture)
 from tests.retrieval.test_forget import rebuild
-from tests.retrieval.test_locomo import DEV
+from tests.locomo_slices import sessions_slice, slice_file
 
 pytestmark = pytest.mark.django_db
 
@@ -81,18 +79,7 @@ def test_windows_rewritten_as_a_session_grows_get_the_vectors_a_fresh_build_woul
 @pytest.fixture
 def locomo_slice(tmp_path):
     """conv-30's first four sessions and its questions about them."""
-    if not DEV.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"no LOCOMO dev file at {DEV} in CI")
-        pytest.skip(f"no LOCOMO dev file at {DEV}")
-    sample = next(s for s in json.loads(DEV.read_text()) if s["sample_id"] == "conv-30")
-    kept = ("1", "2", "3", "4")
-    conv = {k: v for k, v in sample["conversation"].items() if not k.startswith("session_") or k.split("_")[1] in kept}
-    turns = {t["dia_id"] for n in kept for t in conv[f"session_{n}"]}
-    qa = [q for q in sample["qa"] if q.get("evidence") and all(e in turns for e in q["evidence"])]
-    path = tmp_path / "slice.json"
-    path.write_text(json.dumps([{"sample_id": "conv-30", "conversation": conv, "qa": qa}]))
-    return path
+    return slice_file(tmp_path, sessions_slice(sample_ids=("conv-30",), sessions=("1", "2", "3", "4")))
 
 
 def test_composed_windows_keep_evidence_recall_on_a_locomo_slice(cast, locomo_slice, settings):
