@@ -33,7 +33,7 @@ from django.utils import timezone
 from memoryweb.providers.embedders import Embedder
 from memories.models import EmbeddingTarget, Episode, Fact, Scope, Turn
 from memories.services.indexing import index_run_starting
-from memories.services.vectors import ensure_model_index, vectors_write
+from memories.services.vectors import SCOPE_VECTORS_UP_TO, ensure_model_index, vectors_write
 from retrieval.documents import TURN_COLLECTIONS, WINDOW_RADII, fact_document, turn_document, vector_text, window_document
 from retrieval.embedder import scope_embedder
 from retrieval.models import Collection, IndexState
@@ -494,10 +494,7 @@ def vectors_deferrable(*, scope: Scope, model: str, adding: int) -> bool:
     if threshold <= 0 or adding >= threshold:
         return False
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM retrieval_embedding WHERE scope_id = %s AND model = %s LIMIT %s) n",
-            [scope.pk, model, threshold],
-        )
+        cursor.execute("SELECT " + SCOPE_VECTORS_UP_TO, [scope.pk, model, threshold])
         return cursor.fetchone()[0] + adding < threshold
 
 

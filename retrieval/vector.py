@@ -22,6 +22,7 @@ from django.db import connection, transaction
 
 from memoryweb.providers.embedders import Embedder
 from memories.models import Scope
+from memories.services.vectors import SCOPE_VECTORS_UP_TO
 from retrieval.indexing import vector_target
 
 
@@ -110,7 +111,7 @@ def vector_search_exact(*, scope: Scope, embedder: Embedder) -> bool:
     threshold = max(int(settings.RETRIEVAL_EXACT_BELOW), 0)
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT (SELECT count(*) FROM (SELECT 1 FROM retrieval_embedding WHERE scope_id = %s AND model = %s LIMIT %s) n) < %s"
+            f"SELECT {SCOPE_VECTORS_UP_TO} < %s"
             " OR EXISTS (SELECT 1 FROM retrieval_embedding WHERE scope_id = %s AND model = %s AND deferred)",
             [scope.pk, embedder.name, threshold, threshold, scope.pk, embedder.name],
         )

@@ -96,6 +96,12 @@ def vectors_write(
     return len(ids)
 
 
+# How many vectors of a model a scope holds, counted on the scope index up to a cap (params: the
+# scope's id, the model, the cap): whether a scope is small enough to be searched exactly, asked
+# by recall (retrieval/vector.py) and by the indexer deciding to defer graph entries.
+SCOPE_VECTORS_UP_TO = "(SELECT count(*) FROM (SELECT 1 FROM retrieval_embedding WHERE scope_id = %s AND model = %s LIMIT %s) n)"
+
+
 # Per connection: rows staged by `vectors_write`, emptied by the INSERT that reads them.
 _STAGING_TABLE = "CREATE TEMP TABLE IF NOT EXISTS _mw_vector_rows (target_id bigint, vec vector) ON COMMIT DELETE ROWS"
 

@@ -16,8 +16,8 @@ from retrieval.ranking import pool_size
 from retrieval.search.candidates import QueryVectors, candidates_gather
 from retrieval.search.fusion import candidates_fuse, lanes_score
 from retrieval.search.hydration import items_hydrate
-from retrieval.search.question import Question, collections_for, dense_query, dense_text, question_read
-from retrieval.search.results import KINDS, RecallItem, RecallResult
+from retrieval.search.question import Question, collections_for, dense_query, dense_text, kinds_asked, question_read
+from retrieval.search.results import RecallItem, RecallResult
 
 
 def recall(
@@ -128,10 +128,12 @@ def _embedding_start(*, scope: Scope, query: str, filters: dict | None) -> tuple
     asked about yet here, or a question the checks below will refuse."""
     seen = _last_read.get(scope.pk)
     text = (query or "").strip() if isinstance(query, str) else ""
-    kinds = (filters or {}).get("kinds") if isinstance(filters, dict) else None
-    kinds = tuple(kinds) if isinstance(kinds, (list, tuple)) and kinds else KINDS
-    if seen is None or not text or not set(kinds) <= set(KINDS):
+    if seen is None or not text:
         return None
+    try:
+        kinds = kinds_asked(dict(filters or {}))
+    except (InvalidInput, TypeError, ValueError):
+        return None  # question_read refuses it, saying why
     embedder = scope_embedder(scope, model=seen[0])
     dense = dense_text(text=text, speakers=seen[1])
     work = soon(lambda: QueryVectors.embed(embedder, asked=text, unnamed=dense, kinds=kinds))

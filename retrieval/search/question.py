@@ -55,9 +55,7 @@ def question_read(
     unknown = set(filters) - set(FILTERS)
     if unknown:
         raise InvalidInput(f"Unknown filter(s): {', '.join(sorted(unknown))}; use {', '.join(FILTERS)}.")
-    kinds = tuple(filters.get("kinds") or KINDS)
-    if not set(kinds) <= set(KINDS):
-        raise InvalidInput(f"kinds must be among {', '.join(KINDS)}.")
+    kinds = kinds_asked(filters)
     now = _aware(now) if now else timezone.now()
     as_of_moment = _as_of(as_of)
     # "I" needs the speaker's entity; found only when the question says "I" or "before I moved".
@@ -69,6 +67,14 @@ def question_read(
         changes=window is not None and asks_changes(text), kinds=kinds, speaker_filter=filters.get("speaker") or "",
         speaker_entity=me, speakers=scope_speakers(scope) if speakers is None else speakers,
     )
+
+
+def kinds_asked(filters: dict) -> tuple[str, ...]:
+    """The kinds the `kinds` filter asks for (all when it names none); InvalidInput for others."""
+    kinds = tuple(filters.get("kinds") or KINDS)
+    if not set(kinds) <= set(KINDS):
+        raise InvalidInput(f"kinds must be among {', '.join(KINDS)}.")
+    return kinds
 
 
 def scope_speakers(scope: Scope) -> tuple[str, ...]:
