@@ -37,6 +37,16 @@ def test_bench_ingest_takes_locomos_real_sessions_capped_at_the_turns_asked(cast
     assert not Turn.objects.exists()
 
 
+def test_bench_ingest_refuses_a_missing_or_broken_dataset_and_leaves_no_scope(cast, tmp_path):
+    scopes = set(Scope.objects.values_list("slug", flat=True))
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    for dataset, said in ((tmp_path / "none.json", "No dataset at"), (broken, "is not JSON")):
+        with pytest.raises(CommandError, match=said):
+            call_command("bench", "ingest", "--dataset", str(dataset), "--turns", "5", "--episodes", "1", "--as", "owner")
+    assert set(Scope.objects.values_list("slug", flat=True)) == scopes and not Turn.objects.exists()
+
+
 def test_bench_ingest_prints_a_readable_summary(cast):
     out = io.StringIO()
     call_command("bench", "ingest", "--turns", "10", "--episodes", "5", "--as", "owner", stdout=out)

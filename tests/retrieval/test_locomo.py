@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 
 from memories.models import Scope
-from retrieval.eval import load_locomo, repair_evidence, run_locomo, score_question, summarise
+from retrieval.eval import format_report, load_locomo, repair_evidence, run_locomo, score_question, summarise
 
 from tests.locomo_slices import sessions_slice, slice_file
 
@@ -73,6 +73,12 @@ def test_the_harness_ingests_asks_and_scores_a_slice(cast, dev_slice, tmp_path):
         assert r["hit"] == (r["recall"] > 0)
     assert report["evidence_recall"] == pytest.approx(round(sum(r["recall"] for r in records) / len(records), 4))
     assert set(report) >= {"evidence_recall", "hit_rate", "questions", "k", "mode", "by_category"}
+    # Every question's recall_evidence is timed as the caller waits for it, embedding included.
+    latency = report["latency"]
+    assert latency["questions"] == len(records) and 0 < latency["p50_ms"] <= latency["p95_ms"]
+    assert {"bm25", "vector", "embed", "total"} <= set(latency["p50_ms_by_stage"])
+    assert latency["p50_ms_by_stage"]["total"] <= latency["p95_ms"]
+    assert f"p50 {latency['p50_ms']} ms, p95 {latency['p95_ms']} ms" in format_report(report)
     assert not Scope.objects.filter(slug__startswith="eval-").exists()  # the throwaway scope is gone
 
 
