@@ -57,11 +57,16 @@ class Posting(models.Model):
     instead of unnesting the tsvector of every matching document; the document's length and
     speaker are copied here so the score needs no visit to the documents."""
 
-    # No index of its own: the lookup index below starts with scope.
-    scope = models.ForeignKey(Scope, on_delete=models.CASCADE, related_name="+", db_index=False)
+    # No index of its own: the lookup index below starts with scope. No constraint in the database
+    # either, for scope or document: a document's dozens of postings each cost two foreign-key
+    # checks at commit, measured at a third of indexing's time outside the model. A posting is
+    # derived from its document's tsvector and goes with it: by Django's cascade when documents
+    # or scopes are deleted through the ORM, by `documents_erase` and `_postings` in SQL
+    # (tests/retrieval/test_hygiene.py).
+    scope = models.ForeignKey(Scope, on_delete=models.CASCADE, related_name="+", db_index=False, db_constraint=False)
     collection = models.CharField(max_length=16, choices=Collection.choices)
     lexeme = models.TextField()
-    document = models.ForeignKey(SearchDocument, on_delete=models.CASCADE, related_name="postings", db_index=False)
+    document = models.ForeignKey(SearchDocument, on_delete=models.CASCADE, related_name="postings", db_index=False, db_constraint=False)
     tf = models.IntegerField()
     length = models.IntegerField()
     # The document's speaker, so the speaker boost is part of the score before any document is
