@@ -9,7 +9,8 @@ closed and the search runs again on the caller's connection, so a restarted data
 slower query, never a failed one. Any other failure (the embedder's) is the caller's at once.
 
 `soon` starts the query's embedding on a thread of its own, so the lexical search and the
-entity look-ups run while the model works.
+entity look-ups run while the model works; the indexer uses it the same way, writing a batch's
+documents and postings while the model embeds their texts.
 """
 
 import logging
@@ -89,7 +90,8 @@ class Soon:
 
 def soon(work: Callable[[], A]) -> Soon:
     """`work()` started now on a thread of its own, so the caller can do other work meanwhile
-    (the query's embedding, while the lexical search runs): touches no database."""
+    (the query's embedding while the lexical search runs, a batch's while its documents are
+    written): touches no database."""
     return Soon(work, background=settings.RETRIEVAL_CONCURRENT)
 
 

@@ -34,6 +34,7 @@ from memoryweb.providers.embedders import Embedder
 from memories.models import EmbeddingTarget, Episode, Fact, Scope, Turn
 from memories.services.indexing import index_run_starting
 from memories.services.vectors import SCOPE_VECTORS_UP_TO, ensure_model_index, vectors_write
+from retrieval.concurrent import soon
 from retrieval.documents import TURN_COLLECTIONS, WINDOW_RADII, fact_document, turn_document, vector_text, window_document
 from retrieval.embedder import scope_embedder
 from retrieval.models import Collection, IndexState
@@ -345,6 +346,9 @@ def sync_documents(*, scope: Scope, specs: list[DocSpec], embedder: Embedder) ->
     new = [s for key, s in by_key.items() if key not in existing]
     changed = [(existing[key][0], s) for key, s in by_key.items() if key in existing and existing[key][1] != s.text]
     unembedded = [(existing[key][0], s) for key, s in by_key.items() if key in existing and existing[key][1] == s.text and not existing[key][2]]
+    # The model works on its own thread while the documents, statistics and postings are written:
+    # they need only the texts, and the vectors are written after the commit, as before.
+    vectors = soon(lambda: _model_vectors(specs=new + [s for _, s in changed + unembedded], embedder=embedder))
     with transaction.atomic():
         inserted = _insert(scope=scope, specs=new)
         if changed:
@@ -357,7 +361,7 @@ def sync_documents(*, scope: Scope, specs: list[DocSpec], embedder: Embedder) ->
             ids = [doc_id for doc_id, _ in inserted]
             _stats(scope=scope, doc_ids=ids, sign=+1)
             _postings(doc_ids=ids)
-    _embed(scope=scope, docs=inserted + changed + unembedded, embedder=embedder)
+    _embed(scope=scope, docs=inserted + changed + unembedded, embedder=embedder, vectors=vectors.get())
     return len(inserted) + len(changed)
 
 
@@ -443,18 +447,26 @@ def _postings(*, doc_ids: list[int]) -> None:
         )
 
 
-def _embed(*, scope: Scope, docs: list[tuple[int, DocSpec]], embedder: Embedder) -> None:
-    """Vectors for these documents: one model pass for the facts, episodes and turns, then each
-    window's vector composed from its member turns' vectors (`window_vectors`), no model pass of
-    its own (RETRIEVAL_WINDOW_VECTORS=text: windows are embedded from their text in that pass);
-    one write per target type."""
-    composed = settings.RETRIEVAL_WINDOW_VECTORS == "composed"
-    windows = [(doc_id, spec) for doc_id, spec in docs if composed and spec.collection in WINDOW_RADII]
-    own = [(doc_id, spec) for doc_id, spec in docs if not (composed and spec.collection in WINDOW_RADII)]
-    vectors: dict[str, list[float]] = {}
-    distinct = list(dict.fromkeys(_vector_text(spec) for _, spec in own))
-    if distinct:
-        vectors.update(zip(distinct, embedder.embed(distinct)))
+def _model_vectors(*, specs: list[DocSpec], embedder: Embedder) -> dict[str, list[float]]:
+    """One model pass over the distinct vector texts of these documents that have a vector of
+    their own (facts, episodes, turns; windows too when RETRIEVAL_WINDOW_VECTORS=text), by text.
+    Touches no database, so it can run beside the documents' writes."""
+    distinct = list(dict.fromkeys(_vector_text(spec) for spec in specs if not _composed(spec)))
+    return dict(zip(distinct, embedder.embed(distinct))) if distinct else {}
+
+
+def _composed(spec: DocSpec) -> bool:
+    return spec.collection in WINDOW_RADII and settings.RETRIEVAL_WINDOW_VECTORS == "composed"
+
+
+def _embed(*, scope: Scope, docs: list[tuple[int, DocSpec]], embedder: Embedder, vectors: dict[str, list[float]] | None = None) -> None:
+    """Write these documents' vectors: those `_model_vectors` made (`vectors`, by text; made now
+    when not given), then each window's composed from its member turns' vectors (`window_vectors`),
+    no model pass of its own; one write per target type."""
+    if vectors is None:
+        vectors = _model_vectors(specs=[spec for _, spec in docs], embedder=embedder)
+    windows = [(doc_id, spec) for doc_id, spec in docs if _composed(spec)]
+    own = [(doc_id, spec) for doc_id, spec in docs if not _composed(spec)]
     _store(scope=scope, docs=own, vectors=vectors, embedder=embedder)
     if windows:
         turn_vectors = {spec.target_id: vectors[_vector_text(spec)] for _, spec in own if spec.collection == Collection.TURN}
