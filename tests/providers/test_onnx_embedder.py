@@ -112,6 +112,46 @@ def test_int8_vectors_stay_close_under_a_name_of_their_own(built):
     assert built["onnx-int8"].name == "all-MiniLM-L6-v2-int8"
 
 
+def test_a_texts_vector_does_not_depend_on_the_batch_it_is_padded_in(built):
+    # Batches are padded to their longest text in tokens: a short text beside a long one is mostly
+    # padding, which the attention mask must hide (a text alone has none).
+    together = numpy.array(built["onnx"].embed(CONVERSATION))
+    alone = numpy.array([built["onnx"].embed([text])[0] for text in CONVERSATION])
+    assert (together * alone).sum(axis=1).min() >= 0.99999
+
+
+def test_the_exported_graph_is_the_one_onnxruntime_runs_cheaply(built, tmp_path):
+    """The TorchScript export of eager attention (onnx_export.py): in the session onnxruntime opens,
+    each layer's GELU is fused with its bias, and none of the per-layer guards of the dynamo
+    export's SDPA attention is left (it had an IsNaN and slices of the mask in each layer)."""
+    import onnx
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.optimized_model_filepath = str(tmp_path / "optimised.onnx")
+    options.log_severity_level = 3
+    onnxruntime.InferenceSession(str(built["onnx"]._graph), options, providers=["CPUExecutionProvider"])
+    kernels = [node.op_type for node in onnx.load(options.optimized_model_filepath).graph.node]
+    assert kernels.count("BiasGelu") == 6  # MiniLM-L6's six layers
+    assert "IsNaN" not in kernels and kernels.count("Slice") < 6
+
+
+def test_a_model_torchscript_cannot_trace_is_exported_by_dynamo(tmp_path, settings):
+    settings.MEMORYWEB_HOME = tmp_path
+    traced = onnx_export._trace
+
+    def refuse_torchscript(model, *, out, dynamo):
+        if not dynamo:
+            raise RuntimeError("cannot trace this architecture")
+        return traced(model, out=out, dynamo=dynamo)
+
+    with mock.patch.object(onnx_export, "_trace", side_effect=refuse_torchscript) as trace:
+        embedder = LocalEmbedder(backend="onnx")
+    assert [call.kwargs["dynamo"] for call in trace.call_args_list] == [False, True]
+    torch = LocalEmbedder(backend="torch")
+    assert min(cosines(torch, embedder, CONVERSATION)) >= FP32_COSINE
+
+
 def test_a_second_build_loads_the_cached_graph_and_exports_nothing(built, home):
     graphs = {p: p.stat().st_mtime_ns for p in home.glob("models/*/*/*.onnx")}
     with mock.patch.object(onnx_export, "_export", side_effect=AssertionError("exported again")), \
