@@ -7,13 +7,14 @@ It lives in accounts, the lowest domain layer, beside the audit trail, so that e
 write it. The scope is named by slug, as the caller sent it: the door need not have found it.
 """
 
+import functools
 import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import QuerySet, Subquery
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from accounts.idempotency import idempotency_prune
@@ -31,22 +32,35 @@ def call_record(
 ) -> None:
     """Log one call. Never raises: a call is never refused because it could not be logged."""
     try:
-        Scope = ApiCall._meta.get_field("scope").related_model  # noqa: N806 (memories.Scope, above this layer)
         slug = (scope_slug or "")[: ApiCall._meta.get_field("scope_slug").max_length]
-        row = ApiCall(
-            door=door, operation=operation[:128], user=principal.user if principal else None,
-            token_prefix=principal.token.prefix if principal and principal.token else "",
-            # The scope's id looked up inside the INSERT itself: one statement on the hot path.
-            scope_id=Subquery(Scope.objects.filter(slug=slug).values("pk")[:1]) if slug else None,
-            scope_slug=slug, status=status, latency_ms=round(latency_ms, 3),
-        )
+        values = [
+            door, operation[:128], principal.user.pk if principal else None,
+            principal.token.prefix if principal and principal.token else "", slug, slug, status, round(latency_ms, 3),
+            timezone.now(),
+        ]
         if connection.in_atomic_block:  # a test, or a door inside a transaction: a failure must not break it
-            with transaction.atomic():
-                row.save(force_insert=True)
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute(_insert_sql(), values)
         else:
-            row.save(force_insert=True)
+            # Its own transaction, committed without waiting for the WAL to reach the disk (1–2 ms
+            # a call, on the caller's time): a crash of PostgreSQL may lose the last fraction of a
+            # second of the log, never a stopped server's, and nothing of the data the call wrote.
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute(f"SET LOCAL synchronous_commit TO OFF; {_insert_sql()}", values)
     except Exception:
         logger.exception("Could not log the %s call %s.", door, operation)
+
+
+@functools.cache
+def _insert_sql() -> str:
+    """One INSERT, written once (the ORM spent ~0.5 ms of CPU per call building it), with the
+    scope's id looked up by its slug inside it: one statement on the hot path."""
+    quote = connection.ops.quote_name
+    scopes = quote(ApiCall._meta.get_field("scope").related_model._meta.db_table)  # memories.Scope, above this layer
+    names = ["door", "operation", "user_id", "token_prefix", "scope_id", "scope_slug", "status", "latency_ms", "created_at"]
+    values = ["%s"] * len(names)
+    values[names.index("scope_id")] = f"(SELECT id FROM {scopes} WHERE slug = NULLIF(%s, ''))"
+    return f"INSERT INTO {quote(ApiCall._meta.db_table)} ({', '.join(map(quote, names))}) VALUES ({', '.join(values)})"
 
 
 @dataclass(frozen=True)

@@ -1,18 +1,20 @@
 """API tokens: issuing, authenticating, revoking."""
 
+import functools
 import hashlib
 import hmac
 import secrets
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from accounts.audit import audit_record
 from accounts.models import ApiToken, User
 from accounts.permissions import Access, Principal, can, is_team_admin
 from memoryweb.errors import Forbidden, InvalidInput, NotFound
+from memoryweb.rows import columns, instance
 
 TOKEN_PREFIX = "mw_"
 _PREFIX_BYTES = 6  # 12 hex chars: public, finds the row
@@ -89,7 +91,7 @@ def token_authenticate(raw: str) -> ApiToken | None:
     prefix = _split(raw)
     if prefix is None:
         return None
-    token = ApiToken.objects.select_related("user").filter(prefix=prefix).first()
+    token = _token_with_user(prefix)
     # Compare even when no row matched, so timing does not tell a valid prefix from an invalid one.
     expected = token.secret_hash if token is not None else _hash("")
     if not hmac.compare_digest(expected, _hash(raw)) or token is None:
@@ -101,6 +103,29 @@ def token_authenticate(raw: str) -> ApiToken | None:
     if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
         token.last_used_at = now
+    return token
+
+
+@functools.cache
+def _token_sql() -> str:
+    quote = connection.ops.quote_name
+    user_id, pk = quote(ApiToken._meta.get_field("user").column), quote(User._meta.pk.column)
+    return (
+        f"SELECT {columns(ApiToken, 't')}, {columns(User, 'u')} FROM {quote(ApiToken._meta.db_table)} t "
+        f"JOIN {quote(User._meta.db_table)} u ON u.{pk} = t.{user_id} WHERE t.{quote('prefix')} = %s"
+    )
+
+
+def _token_with_user(prefix: str) -> ApiToken | None:
+    """The token with this prefix (unique) and its user, in one statement written once
+    (memoryweb/rows.py: on every request the ORM would spend ~0.6 ms of CPU building it)."""
+    with connection.cursor() as cursor:
+        cursor.execute(_token_sql(), [prefix])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    token = instance(ApiToken, row)
+    token.user = instance(User, row, len(ApiToken._meta.concrete_fields))
     return token
 
 

@@ -65,6 +65,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "memoryweb.middleware.SyncChain",  # last: the chain runs on one thread under ASGI (it says why)
 ]
 
 ROOT_URLCONF = "memoryweb.urls"

@@ -128,3 +128,20 @@ def test_mcp_calls_are_logged_refusals_too(cast, in_process_mcp):
         ("mcp", "list_scopes", 200, "", token.prefix), ("mcp", "recall", 401, "alpha", ""),
     ]
     assert ApiCall.objects.filter(scope=cast.scope_a).count() == 3
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_call_outside_a_transaction_is_committed_at_once_without_slowing_the_connection_s_other_commits(cast):
+    from django.db import connection
+
+    _log(cast.p_owner)
+    _log(None, slug="")
+    assert not connection.in_atomic_block
+    # Committed: another connection sees the rows, the scope found by its slug.
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")  # the log's own commit was asynchronous, this session's are not
+        assert cursor.fetchone()[0] == "on"
+    connection.close()
+    assert list(ApiCall.objects.order_by("id").values_list("user_id", "scope_id", "scope_slug", "status")) == [
+        (cast.owner.pk, cast.scope_a.pk, "alpha", 200), (None, None, "", 200),
+    ]

@@ -69,3 +69,49 @@ def test_a_token_naming_another_teams_scope_still_cannot_reach_it(cast):
 def test_losing_membership_loses_access(cast):
     cast.team_a.memberships.filter(user=cast.viewer).delete()
     assert slugs(cast.p_viewer, Access.READ) == set()
+
+
+def test_scope_get_answers_as_can_does_for_every_principal_scope_and_access(cast):
+    """scope_get reads the scope, the role and the token's scopes in one statement of its own;
+    it must decide as `can` does, for users, tokens (read-only, read+write, naming a scope of a
+    team their user is not in), an inactive user's token, a revoked token and an expired one."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from accounts.models import ApiToken
+
+    def token(name, scopes, **kwargs):
+        return Principal.for_token(token_issue(actor=cast.p_owner, user=cast.owner, name=name, scopes=scopes, **kwargs).token)
+
+    sneaky = token("sneaky", [cast.scope_a], can_write=True)
+    sneaky.token.scopes.add(cast.scope_b)
+    revoked, expired = token("revoked", [cast.scope_a], can_write=True), token("expired", [cast.scope_a], can_write=True)
+    ApiToken.objects.filter(pk=revoked.token.pk).update(revoked_at=timezone.now())
+    revoked.token.revoked_at = timezone.now()
+    expired.token.expires_at = timezone.now() - timedelta(seconds=1)
+    issued = token_issue(actor=cast.p_viewer, user=cast.viewer, name="gone", scopes=[cast.scope_a])
+    gone = Principal.for_token(ApiToken.objects.select_related("user").get(pk=issued.token.pk))  # its own copy of the user
+    gone.user.is_active = False
+    cast.scope_a.settings = {"weights": {"recency": 0.1}}  # a JSON column read back as the ORM reads it
+    cast.scope_a.save()
+    principals = [cast.p_owner, cast.p_editor, cast.p_viewer, cast.p_outsider, token("ro", [cast.scope_a]),
+                  token("rw", [cast.scope_a, cast.scope_a2], can_write=True), sneaky, revoked, expired, gone]
+    for principal in principals:
+        for scope in (cast.scope_a, cast.scope_a2, cast.scope_b):
+            for access in Access:
+                if not can(principal, scope, Access.READ):
+                    expected = NotFound
+                elif not can(principal, scope, access):
+                    expected = Forbidden
+                else:
+                    expected = None
+                try:
+                    found = scope_get(principal, scope.slug, access)
+                except (NotFound, Forbidden) as exc:
+                    assert type(exc) is expected, (principal.label, scope.slug, access)
+                else:
+                    assert expected is None and found == scope, (principal.label, scope.slug, access)
+                    assert found.settings == scope.settings and found.team_id == scope.team_id
+    with pytest.raises(NotFound):
+        scope_get(cast.p_owner, "no-such-scope")

@@ -3,6 +3,7 @@ scope's log for the admins of its team."""
 
 from datetime import timedelta
 
+from django.db import connection
 from django.utils import timezone
 
 from accounts.models import ApiCall
@@ -35,12 +36,11 @@ def test_every_api_call_is_logged_with_caller_status_and_latency(cast, tokens, a
     assert calls[-1].scope_id is None and calls[-1].scope_slug == ""
 
 
-def test_a_call_is_answered_even_when_it_cannot_be_logged(api, monkeypatch):
-    def broken(*args, **kwargs):
-        raise RuntimeError("the log table is gone")
-
-    monkeypatch.setattr(ApiCall, "save", broken)
+def test_a_call_is_answered_even_when_it_cannot_be_logged(api):
+    with connection.cursor() as cursor:  # the log's table is gone, inside this test's transaction only
+        cursor.execute("ALTER TABLE accounts_apicall RENAME TO accounts_apicall_away")
     assert api.post("/scopes/alpha/recall", {"query": "Oslo"}).status_code == 200
+    assert api.get("/scopes").status_code == 200  # the failed INSERT left the transaction usable
 
 
 def test_a_team_admin_reads_the_scope_log_newest_first_and_paginated(cast, tokens, api):
