@@ -32,6 +32,8 @@ from memories.services.vectors import drop_model_index, ensure_model_index
 from retrieval.indexing import index_pending, vector_target
 from retrieval.models import Collection
 from retrieval.search import recall, recall_evidence
+from retrieval.search.candidates import QueryVectors
+from retrieval.search.question import dense_text, kinds_asked, scope_speakers
 from retrieval.vector import explain_vector_query
 
 FIRST = (
@@ -189,9 +191,11 @@ def _measure(target: Scope, ask: Callable[[], str], *, queries: int, embedder, o
     texts = [ask() for _ in range(queries)]
     excluding, including, embedding, stages = [], [], [], {}
     search(scope=target, query=texts[0])  # warm the caches and the model
+    speakers = scope_speakers(target)
     for text in texts:
         t0 = time.perf_counter()
-        vector = embedder.embed([text])[0]
+        # As recall embeds it: as asked for the facts, without the speakers' names for the rest.
+        vector = QueryVectors.embed(embedder, asked=text, unnamed=dense_text(text=text, speakers=speakers), kinds=kinds_asked({}))
         t1 = time.perf_counter()
         timings = search(scope=target, query=text, query_vector=vector).timings
         t2 = time.perf_counter()
