@@ -4,6 +4,7 @@ MEMORYWEB_HTTP_THREADS threads that stay, not through its ASGI handler's thread 
 import asyncio
 import sys
 import threading
+from collections.abc import AsyncIterator
 
 import httpx
 import pytest
@@ -35,7 +36,7 @@ def _get_all(app, paths: list[str]) -> list[httpx.Response]:
     return asyncio.run(run())
 
 
-def _post(app, path: str, *, secret: str, content: bytes) -> httpx.Response:
+def _post(app, path: str, *, secret: str, content: bytes | AsyncIterator[bytes]) -> httpx.Response:
     async def run():
         async with _client(app) as client:
             return await client.post(path, content=content, headers={
@@ -85,3 +86,23 @@ def test_a_body_is_read_on_the_pool_thread_and_one_over_the_limit_is_answered_41
     assert response.status_code == 413 and response.json()["code"] == "too_large"
     assert Episode.objects.count() == 1
 
+
+@pytest.mark.django_db(transaction=True)
+def test_a_chunked_body_is_read_whole_and_one_over_the_limit_is_answered_413(server_app, cast, settings):
+    secret = token_issue(actor=cast.p_owner, user=cast.owner, name="rw", scopes=[cast.scope_a], can_write=True).secret
+
+    def chunked(*parts: bytes):  # no Content-Length: httpx sends Transfer-Encoding: chunked
+        async def body():
+            for part in parts:
+                yield part
+        return body()
+
+    response = _post(server_app, "/api/v1/scopes/alpha/remember", secret=secret,
+                     content=chunked(b'{"text": "I moved from San Francisco ', b'to New York", "speaker": "ada"}'))
+    assert response.status_code == 202, response.text
+    assert Episode.objects.get().text == "I moved from San Francisco to New York"
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 4096
+    response = _post(server_app, "/api/v1/scopes/alpha/remember", secret=secret,
+                     content=chunked(b'{"text": "', *[b"x" * 1000] * 10, b'"}'))
+    assert response.status_code == 413 and response.json()["code"] == "too_large"
+    assert Episode.objects.count() == 1
