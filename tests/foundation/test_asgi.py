@@ -69,6 +69,7 @@ def test_django_requests_run_on_the_pool_threads_through_the_wsgi_handler(server
     assert {name for _, name in seen} <= {"WSGI_0", "WSGI_1"}
 
 
+@pytest.mark.django_db(transaction=True)  # the refused API call is logged, from a pool thread
 def test_login_redirects_and_the_api_errors_come_through(server_app):
     page, api = _get_all(server_app, ["/", "/api/v1/scopes"])
     assert page.status_code == 302 and page.headers["location"] == "/login/?next=/"
