@@ -90,9 +90,9 @@ TEMPLATES = [
 
 
 # Database: DATABASE_URL, or the embedded PostgreSQL. DB_CONN_MAX_AGE seconds a connection is
-# kept for reuse (checked first). 0 by default: under ASGI every request runs on a thread of its
-# own, so a kept connection is never reused and only piles up (Django's advice for ASGI); a
-# worker or a WSGI deployment may raise it.
+# kept for reuse (checked first). 0 by default: `memoryweb serve` borrows from a pool instead
+# (DB_POOL_SIZE), and Django's ASGI handler, which starts a thread per request, would never reuse
+# a kept one; a worker or a WSGI deployment may raise it.
 DB_CONN_MAX_AGE = env_int("DB_CONN_MAX_AGE", 0, minimum=0)
 # DB_POOL_SIZE: the most connections a process keeps open in a psycopg pool (Django's pooling), so
 # a request borrows a warm connection instead of opening one (a new PostgreSQL backend costs
@@ -104,6 +104,13 @@ DB_POOL_SIZE = env_int("DB_POOL_SIZE", 0, minimum=0)
 # a second core; each worker holds its own copy of the embedding model (about 0.7 GB with the
 # local one), hence the cap. Measured on two cores in docs/ARCHITECTURE.md ("bench api").
 MEMORYWEB_WORKERS = env_int("MEMORYWEB_WORKERS", min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 4), minimum=1)
+# MEMORYWEB_HTTP_THREADS: the threads of a server process that run Django's requests (asgi.py
+# serves Django through its WSGI handler on a pool of them). A request beyond them waits for one.
+# They only need to cover the requests that wait rather than compute (a remote LLM's answer, an
+# extraction without a broker): one process's Python runs one thread at a time, so more threads
+# than that add no throughput. 16 by default, the size of `serve`'s database pool, so a request
+# thread seldom waits for a connection.
+MEMORYWEB_HTTP_THREADS = env_int("MEMORYWEB_HTTP_THREADS", 16, minimum=1)
 if DB_POOL_SIZE and DB_CONN_MAX_AGE:
     raise ImproperlyConfigured("DB_POOL_SIZE and DB_CONN_MAX_AGE exclude each other: a pooled connection goes back to the pool after each request.")
 # A pool's other options (psycopg_pool.ConnectionPool): one connection kept warm, a borrower waits
