@@ -7,6 +7,7 @@ process wait and find the first one's admin).
 """
 
 import secrets
+from pathlib import Path
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
@@ -204,7 +205,7 @@ def local_admin_ensure() -> tuple[User, str | None]:
     admin = _first_admin()
     if admin is not None:
         return admin, None
-    path = settings.MEMORYWEB_HOME / "admin-password"
+    path = admin_password_file()
     written = False
     try:
         with transaction.atomic():
@@ -225,6 +226,14 @@ def local_admin_ensure() -> tuple[User, str | None]:
             path.unlink(missing_ok=True)  # the commit failed: no file for an admin that does not exist
         raise
     return admin, password
+
+
+def admin_password_file() -> Path:
+    """Where the first admin's generated password is kept: MEMORYWEB_ADMIN_PASSWORD_FILE, else
+    MEMORYWEB_HOME/admin-password. The test suite points its servers' copy elsewhere, so that a
+    `serve` it starts on the test database cannot overwrite the file of the install it runs beside."""
+    override = settings.MEMORYWEB_ADMIN_PASSWORD_FILE
+    return Path(override).expanduser() if override else settings.MEMORYWEB_HOME / "admin-password"
 
 
 def _first_admin() -> User | None:

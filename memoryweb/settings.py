@@ -406,6 +406,8 @@ MEMORYWEB_CALL_LOG_DAYS = env_int("MEMORYWEB_CALL_LOG_DAYS", 30, minimum=1)
 MEMORYWEB_MAX_TEXT_BYTES = env_int("MEMORYWEB_MAX_TEXT_BYTES", 32 * 1024, minimum=1)
 # The local CLI acts as this user (default: the first admin) and is audited as such.
 MEMORYWEB_CLI_USER = env_str("MEMORYWEB_CLI_USER")
+# Where the first run writes the generated admin password (default: MEMORYWEB_HOME/admin-password).
+MEMORYWEB_ADMIN_PASSWORD_FILE = env_str("MEMORYWEB_ADMIN_PASSWORD_FILE")
 
 LOGGING = {
     "version": 1,

@@ -1,12 +1,25 @@
 """The fixed cast every door is tested with: an owner (admin of team A), an editor and a viewer
 in team A, and an outsider who owns team B."""
 
+import os
+
 import pytest
 
 from accounts.models import Role
 from accounts.permissions import Principal
 from accounts.services import membership_set, team_create, user_create
 from memories.models import Scope
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _servers_keep_their_admin_password_apart(tmp_path_factory):
+    """A `serve` or `mcp` the suite starts on the test database creates its first admin there and
+    writes the password file: into a directory of the run's own, not MEMORYWEB_HOME, whose file
+    belongs to the install the tests run beside. Set after the settings were read, so only child
+    processes see it (tests of the file itself move MEMORYWEB_HOME)."""
+    os.environ["MEMORYWEB_ADMIN_PASSWORD_FILE"] = str(tmp_path_factory.mktemp("servers") / "admin-password")
+    yield
+    os.environ.pop("MEMORYWEB_ADMIN_PASSWORD_FILE", None)
 
 
 @pytest.fixture(autouse=True)

@@ -32,7 +32,7 @@ class Command(MemorywebCommand):
         )
 
     def handle(self, *args, **options):
-        from accounts.services import local_admin_ensure
+        from accounts.services import admin_password_file, local_admin_ensure
 
         native_threads_limit()  # before the checks or migrations could load PyTorch (memoryweb/warmup.py)
         if options["workers"] < 1:
@@ -48,7 +48,7 @@ class Command(MemorywebCommand):
         out = sys.stdout
         out.write(f"memoryweb at {url}  (database: {'embedded' if settings.DATABASE_EMBEDDED else 'DATABASE_URL'}, "
                   f"tasks: {'Redis + worker' if settings.REDIS_URL else 'in-process'}, workers: {options['workers']})\n")
-        password_file = settings.MEMORYWEB_HOME / "admin-password"
+        password_file = admin_password_file()
         if password:
             out.write(f"First run: created admin account '{admin.username}' with password: {password}\n")
         out.write(f"Open {url}/ and log in as {admin.username}")
