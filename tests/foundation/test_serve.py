@@ -12,7 +12,7 @@ import uvicorn
 from django.db import connection
 
 from accounts.models import User
-from memoryweb.management.commands.serve import listening_socket
+from memoryweb.management.commands.serve import listening_socket, server_config
 
 
 def test_connections_to_the_workers_socket_turn_nagle_off():
@@ -73,3 +73,13 @@ def test_a_server_the_suite_starts_leaves_the_homes_admin_password_alone(setting
     assert User.objects.filter(is_superuser=True).exists()  # it made one, in the test database
     assert Path(os.environ["MEMORYWEB_ADMIN_PASSWORD_FILE"]).exists()
     assert (home_file.read_bytes() if home_file.exists() else None) == before
+
+
+def test_the_server_runs_on_uvloop_and_httptools():
+    import uvloop
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    config = server_config(host="127.0.0.1", port=0, workers=1)
+    config.load()
+    assert config.http_protocol_class is HttpToolsProtocol
+    assert config.get_loop_factory() is uvloop.new_event_loop
