@@ -119,12 +119,20 @@ def teams_for(principal: Principal, access: Access = Access.READ):
 
 
 def can(principal: Principal, scope, access: Access) -> bool:
-    """May `principal` use `scope` (a memories Scope) for `access`?"""
+    """May `principal` use `scope` (a memories Scope) for `access`? `permitted`, over the rows it needs."""
     if not token_permits(principal, access):
-        return False
-    if principal.token is not None and not principal.token.scopes.filter(pk=scope.pk).exists():
-        return False
-    return Membership.objects.filter(user=principal.user, team_id=scope.team_id, role__in=roles_granting(access)).exists()
+        return False  # no row needed
+    named = principal.token is None or principal.token.scopes.filter(pk=scope.pk).exists()
+    role = Membership.objects.filter(user=principal.user, team_id=scope.team_id).values_list("role", flat=True).first() if named else None
+    return permitted(principal, access, role=role, token_names_scope=named)
+
+
+def permitted(principal: Principal, access: Access, *, role: str | None, token_names_scope: bool) -> bool:
+    """The rule `can` decides by, over what was read already: the user's role in the scope's
+    team (None: not a member) and whether the principal's token names the scope (ignored for a
+    user without a token). `memories.scopes.scope_get` reads both in one statement."""
+    return (token_permits(principal, access) and (principal.token is None or token_names_scope)
+            and role in roles_granting(access))
 
 
 def require(principal: Principal | None, scope, access: Access) -> None:

@@ -10,7 +10,7 @@ from django.db import IntegrityError, connection, transaction
 
 from accounts.audit import audit_record
 from accounts.models import ApiToken, Membership, Team
-from accounts.permissions import Access, Principal, is_team_admin, roles_granting, team_role, teams_for, token_permits
+from accounts.permissions import Access, Principal, is_team_admin, permitted, team_role, teams_for
 from memoryweb.errors import Conflict, Forbidden, InvalidInput, NotFound
 from memoryweb.rows import columns, instance
 from memories.models import DEFAULT_WEIGHTS, SCOPE_SLUG, Scope
@@ -27,8 +27,8 @@ def scopes_for(principal: Principal, access: Access = Access.READ):
 def scope_get(principal: Principal, slug: str, access: Access = Access.READ) -> Scope:
     """The scope named `slug` if `principal` may use it for `access`; NotFound if it may not even read it.
 
-    The same rules as `can` (accounts/permissions.py) over one row: the scope with the user's
-    role in its team and whether the token names it, read in one statement written once
+    `can`'s rule (`accounts.permissions.permitted`) over one row: the scope with the user's role
+    in its team and whether the token names it, read in one statement written once
     (memoryweb/rows.py; every API request asks this, and the ORM would spend ~1.2 ms of CPU
     building the query)."""
     token = principal.token
@@ -37,13 +37,9 @@ def scope_get(principal: Principal, slug: str, access: Access = Access.READ) -> 
         row = cursor.fetchone()
     if row is not None:
         scope = instance(Scope, row)
-        role, named = row[-2], row[-1]
-
-        def allows(wanted: Access) -> bool:
-            return role in roles_granting(wanted) and (token is None or named) and token_permits(principal, wanted)
-
-        if allows(Access.READ):
-            if access is not Access.READ and not allows(access):
+        role, named = row[-2], bool(row[-1])
+        if permitted(principal, Access.READ, role=role, token_names_scope=named):
+            if access is not Access.READ and not permitted(principal, access, role=role, token_names_scope=named):
                 raise Forbidden(f"You may not {access.value} scope {slug!r}.")
             return scope
     raise NotFound(f"No scope named {slug!r}.")
