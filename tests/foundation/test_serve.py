@@ -40,18 +40,23 @@ def test_connections_to_the_workers_socket_turn_nagle_off():
     assert asyncio.run(nodelay_of_an_accepted_connection()) != 0
 
 
-@pytest.mark.django_db(transaction=True)  # the server commits its first admin: flushed afterwards
-def test_serve_exits_with_an_error_when_its_port_is_taken():
+def serve_on_a_taken_port() -> subprocess.CompletedProcess:
+    """`memoryweb serve` on the test database (migrated, so it gets as far as its port whatever
+    MEMORYWEB_HOME holds: the first admin made, the checks passed) and a port already taken."""
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
-        # The test database (migrated), so serve gets as far as its port whatever MEMORYWEB_HOME holds.
         env = {**os.environ, "EMBEDDER": "hash", "LLM_PROVIDER": "offline", "MEMORYWEB_WARM_UP": "false",
                "MEMORYWEB_DATABASE_NAME": connection.settings_dict["NAME"], "MEMORYWEB_LOCAL_ACCESS": "false"}
-        result = subprocess.run(
+        return subprocess.run(
             [sys.executable, "-m", "memoryweb.cli", "serve", "--port", str(taken.getsockname()[1]), "--workers", "1", "--no-migrate"],
             capture_output=True, text=True, env=env, timeout=180,
         )
+
+
+@pytest.mark.django_db(transaction=True)  # the server commits its first admin: flushed afterwards
+def test_serve_exits_with_an_error_when_its_port_is_taken():
+    result = serve_on_a_taken_port()
     assert result.returncode != 0
     assert "address already in use" in (result.stdout + result.stderr).lower()
 
@@ -61,15 +66,7 @@ def test_a_server_the_suite_starts_leaves_the_homes_admin_password_alone(setting
     User.objects.filter(is_superuser=True).delete()  # committed: the server must make its first admin
     home_file = settings.MEMORYWEB_HOME / "admin-password"
     before = home_file.read_bytes() if home_file.exists() else None
-    with socket.socket() as taken:  # serve makes its first admin, then stops at the taken port
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        env = {**os.environ, "EMBEDDER": "hash", "LLM_PROVIDER": "offline", "MEMORYWEB_WARM_UP": "false",
-               "MEMORYWEB_DATABASE_NAME": connection.settings_dict["NAME"], "MEMORYWEB_LOCAL_ACCESS": "false"}
-        subprocess.run(
-            [sys.executable, "-m", "memoryweb.cli", "serve", "--port", str(taken.getsockname()[1]), "--workers", "1", "--no-migrate"],
-            capture_output=True, text=True, env=env, timeout=180,
-        )
+    serve_on_a_taken_port()
     assert User.objects.filter(is_superuser=True).exists()  # it made one, in the test database
     assert Path(os.environ["MEMORYWEB_ADMIN_PASSWORD_FILE"]).exists()
     assert (home_file.read_bytes() if home_file.exists() else None) == before
