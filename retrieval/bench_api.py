@@ -19,6 +19,8 @@ process sets itself (memoryweb/warmup.py), so both sides embed alike. Remembered
 the scope. A benchmark, not a test.
 """
 
+import http.client
+import json
 import os
 import random
 import socket
@@ -33,6 +35,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 import psutil
@@ -199,18 +202,18 @@ def _drive(url: str, headers: dict, make, *, clients: int, seconds: float, serve
     def client(number: int) -> None:
         rng = random.Random(number)
         latencies, errors = [], Counter()
-        with httpx.Client(base_url=url, headers=headers, timeout=60) as http:
+        http = _Connection(url, headers)
+        try:
             while time.monotonic() < deadline:
                 path, body = make(rng)
                 started = time.perf_counter()
-                try:
-                    status = http.post(path, json=body).status_code
-                except httpx.HTTPError as exc:
-                    status = exc.__class__.__name__
+                status = http.post(path, body)
                 if status in (200, 202):
                     latencies.append((time.perf_counter() - started) * 1000)
                 else:
                     errors[status] += 1
+        finally:
+            http.close()
         with lock:
             phase.latencies_ms.extend(latencies)
             phase.errors.update(errors)
@@ -224,6 +227,37 @@ def _drive(url: str, headers: dict, make, *, clients: int, seconds: float, serve
     phase.server_cpu = _tree_cpu(server) - server_before
     phase.db_cpu = db.cpu() - db_before if db_before is not None else None
     return phase
+
+
+class _Connection:
+    """One keep-alive HTTP/1.1 connection (the standard library's), reopened after a failure.
+
+    The clients share the cores with the server, so the load they add is kept small: about a
+    third of a millisecond of CPU per request where httpx's client took 1.5 to 2.5."""
+
+    def __init__(self, url: str, headers: dict):
+        parts = urlsplit(url)
+        self.host, self.port = parts.hostname, parts.port
+        self.headers = {**headers, "Content-Type": "application/json"}
+        self.http: http.client.HTTPConnection | None = None
+
+    def post(self, path: str, body: dict) -> int | str:
+        """The response's status, or the name of the error that left no response."""
+        if self.http is None:
+            self.http = http.client.HTTPConnection(self.host, self.port, timeout=60)
+        try:
+            self.http.request("POST", path, body=json.dumps(body).encode(), headers=self.headers)
+            response = self.http.getresponse()
+            response.read()
+            return response.status
+        except (OSError, http.client.HTTPException) as exc:
+            self.close()
+            return exc.__class__.__name__
+
+    def close(self) -> None:
+        if self.http is not None:
+            self.http.close()
+            self.http = None
 
 
 class _server:

@@ -167,3 +167,45 @@ def test_bench_api_refuses_nonsense_options(cast):
         call_command("bench", "api", "--operations", "recall,delete", "--as", "owner")
     with pytest.raises(CommandError, match="--workers must be at least 1"):
         call_command("bench", "api", "--workers", "0", "--as", "owner")
+
+
+def test_bench_api_connection_keeps_alive_and_reopens_after_a_failure():
+    """The bench's client: one connection for many requests, the status returned, a failure
+    named (not raised) and the next request on a new connection."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from retrieval.bench_api import _Connection
+
+    peers = []
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            peers.append((self.client_address, self.headers["Authorization"], self.headers["Content-Type"]))
+            status = 200 if body.get("ok") else 422
+            self.send_response(status)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    http = _Connection(url, {"Authorization": "Bearer x"})
+    try:
+        assert [http.post("/a", {"ok": True}), http.post("/a", {"ok": False})] == [200, 422]
+        assert len({address for address, _, _ in peers}) == 1  # one keep-alive connection
+        assert peers[0][1:] == ("Bearer x", "application/json")
+        server.shutdown()
+        server.server_close()
+        http.http.sock.close()  # the server is gone: the next request fails and says why
+        assert http.post("/a", {"ok": True}) in ("OSError", "BrokenPipeError", "ConnectionRefusedError", "RemoteDisconnected")
+        assert http.http is None
+    finally:
+        http.close()
