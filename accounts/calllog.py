@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
+from psycopg.pq import TransactionStatus
 
 from accounts.idempotency import idempotency_prune
 from accounts.models import ApiCall
@@ -45,10 +46,24 @@ def call_record(
             # Its own transaction, committed without waiting for the WAL to reach the disk (1–2 ms
             # a call, on the caller's time): a crash of PostgreSQL may lose the last fraction of a
             # second of the log, never a stopped server's, and nothing of the data the call wrote.
-            with transaction.atomic(), connection.cursor() as cursor:
-                cursor.execute(f"SET LOCAL synchronous_commit TO OFF; {_insert_sql()}", values)
+            # Begun, written and committed in one round trip (three with transaction.atomic()).
+            with connection.cursor() as cursor:
+                cursor.execute(f"BEGIN; SET LOCAL synchronous_commit TO OFF; {_insert_sql()}; COMMIT", values)
     except Exception:
         logger.exception("Could not log the %s call %s.", door, operation)
+        _abandon_transaction()
+
+
+def _abandon_transaction() -> None:
+    """A failed INSERT leaves the round trip's own transaction open and aborted (its COMMIT never
+    ran): rolled back, so the connection goes on as it was."""
+    try:
+        if not connection.in_atomic_block and connection.connection is not None:
+            if connection.connection.info.transaction_status != TransactionStatus.IDLE:
+                connection.connection.rollback()
+    except Exception:
+        logger.exception("Could not roll back the caller log's failed transaction; closing the connection.")
+        connection.close()
 
 
 @functools.cache

@@ -145,3 +145,16 @@ def test_a_call_outside_a_transaction_is_committed_at_once_without_slowing_the_c
     assert list(ApiCall.objects.order_by("id").values_list("user_id", "scope_id", "scope_slug", "status")) == [
         (cast.owner.pk, cast.scope_a.pk, "alpha", 200), (None, None, "", 200),
     ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_call_that_cannot_be_logged_leaves_the_connection_as_it_was(cast):
+    """Begun, written and committed in one round trip: a failed INSERT (a status PostgreSQL's
+    integer cannot hold) is rolled back, never raised, and the connection goes on, in autocommit."""
+    from django.db import connection
+    from psycopg.pq import TransactionStatus
+
+    _log(cast.p_owner, status=2**40)
+    assert connection.connection.info.transaction_status == TransactionStatus.IDLE and connection.get_autocommit()
+    _log(cast.p_owner)
+    assert list(ApiCall.objects.values_list("status", flat=True)) == [200]
