@@ -1,7 +1,7 @@
 """`memoryweb eval locomo --cv`: choose retrieval settings by cross-validation on LOCOMO.
 
 Every question is asked under every candidate setting (`CANDIDATES`). Then, leaving one
-conversation out at a time, the setting with the best evidence recall@k on the others is chosen
+conversation out at a time, a setting is chosen by its evidence recall@k on the others (below)
 and measured on the one left out: the figure for a conversation nobody tuned on. With the two
 dev conversations that is "tune on conv-26, measure on conv-30" and the reverse. Reported per
 held-out conversation and category, beside every setting's own figures.
@@ -14,13 +14,19 @@ A setting acts at one of three stages, and each stage is paid for once per disti
 - fusion (`FUSION_SETTINGS`): re-fused from the same lists.
 
 Few candidates on purpose: each one more is one more chance to fit the noise of two
-conversations. Ties go to the earlier candidate (the current default first).
+conversations. And a candidate that beats the default by less than the noise does not replace
+it (`candidate_choose`): the first candidate in order (the current default first) within one
+standard error of the best is chosen, the error of their difference question by question
+(the one-standard-error rule, Breiman et al. 1984; Hastie, Tibshirani & Friedman, The Elements
+of Statistical Learning, 7.10). On two conversations three questions' worth of recall is within
+it; a setting better on many questions is not.
 """
 
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from itertools import product
+import math
 from pathlib import Path
 
 from django.test.utils import override_settings
@@ -122,21 +128,18 @@ def cross_validate(
 
 def cv_report(records: dict[str, list[dict]], *, names: list[str], candidates: tuple[Candidate, ...], k: int, mode: str) -> dict:
     """Every candidate's figures, and per held-out conversation the candidate chosen on the
-    others (mean of their recalls, so each conversation weighs alike) with its figures there."""
+    others (`candidate_choose`) with its figures there, beside the best there and the error."""
     per_candidate = {name: summarise(rows, k=k, mode=mode) for name, rows in records.items()}
     folds = []
     for held_out in names:
         tuned_on = [n for n in names if n != held_out]
-
-        def tuned(candidate: Candidate) -> float:
-            by_conv = per_candidate[candidate.name]["by_conversation"]
-            return sum(by_conv[n]["evidence_recall"] for n in tuned_on) / len(tuned_on)
-
-        chosen = max(candidates, key=tuned)  # max keeps the first of equals
+        chosen, best, error = candidate_choose(records, candidates=candidates, tuned_on=tuned_on)
         held = summarise([r for r in records[chosen.name] if r["conversation"] == held_out], k=k, mode=mode)
         folds.append({
             "held_out": held_out, "tuned_on": tuned_on, "chosen": chosen.name, "settings": chosen.settings,
-            "tuned_recall": round(tuned(chosen), 4), "evidence_recall": held["evidence_recall"], "hit_rate": held["hit_rate"],
+            "tuned_recall": round(_tuned(records[chosen.name], tuned_on), 4), "best": best.name,
+            "best_recall": round(_tuned(records[best.name], tuned_on), 4), "standard_error": round(error, 4),
+            "evidence_recall": held["evidence_recall"], "hit_rate": held["hit_rate"],
             "questions": held["questions"], "by_category": held["by_category"],
         })
     asked = sum(f["questions"] for f in folds)
@@ -151,6 +154,51 @@ def cv_report(records: dict[str, list[dict]], *, names: list[str], candidates: t
     }
 
 
+def candidate_choose(
+    records: dict[str, list[dict]], *, candidates: tuple[Candidate, ...], tuned_on: list[str],
+) -> tuple[Candidate, Candidate, float]:
+    """(chosen, best, the standard error that separated them) on the `tuned_on` conversations.
+
+    A candidate's figure there is the mean of the conversations' mean recalls (each weighs alike).
+    The chosen one is the first candidate whose figure is below the best's by at most one
+    standard error of the difference: the best's and its recalls subtracted question by
+    question (both answered the same questions, so what they agree on is no noise), that
+    mean's error per conversation, combined as the figure combines the means. So with the
+    default first, another setting replaces it only when it is better by more than chance."""
+    best = max(candidates, key=lambda c: _tuned(records[c.name], tuned_on))  # max keeps the first of equals
+    top = _tuned(records[best.name], tuned_on)
+    for candidate in candidates:
+        error = _difference_error(records[best.name], records[candidate.name], tuned_on)
+        # "At most": a lead of one question is exactly one error (see the tests); 1e-12 for rounding.
+        if top - _tuned(records[candidate.name], tuned_on) <= error + 1e-12:
+            return candidate, best, error
+    return best, best, 0.0  # not reached: the best is within zero of itself
+
+
+def _tuned(rows: list[dict], tuned_on: list[str]) -> float:
+    means = []
+    for name in tuned_on:
+        recalls = [r["recall"] for r in rows if r["conversation"] == name]
+        means.append(sum(recalls) / len(recalls) if recalls else 0.0)
+    return sum(means) / len(means)
+
+
+def _difference_error(best: list[dict], other: list[dict], tuned_on: list[str]) -> float:
+    """The standard error of `_tuned(best) - _tuned(other)`: per conversation, the paired
+    question-by-question differences (the rows of a conversation come in question order for
+    every candidate), their sample variance over their count, averaged as the means are."""
+    variance = 0.0
+    for name in tuned_on:
+        a = [r["recall"] for r in best if r["conversation"] == name]
+        b = [r["recall"] for r in other if r["conversation"] == name]
+        differences = [x - y for x, y in zip(a, b)]
+        n = len(differences)
+        if n > 1:
+            mean = sum(differences) / n
+            variance += sum((d - mean) ** 2 for d in differences) / (n - 1) / n
+    return math.sqrt(variance) / len(tuned_on)
+
+
 def format_cv_report(report: dict) -> str:
     lines = [f"LOCOMO cross-validation, mode {report['mode']}, top {report['k']}: evidence recall per setting"]
     names = list(next(iter(report["per_candidate"].values()))["by_conversation"])
@@ -159,8 +207,10 @@ def format_cv_report(report: dict) -> str:
         lines.append(f"{name:<22}" + "".join(f"{row['by_conversation'][n]['evidence_recall']:>10.3f}" for n in names)
                      + f"{row['evidence_recall']:>10.3f}")
     for fold in report["folds"]:
+        against = "" if fold["best"] == fold["chosen"] else (
+            f", within one standard error ({fold['standard_error']:.3f}) of {fold['best']} {fold['best_recall']:.3f}")
         lines.append(f"held out {fold['held_out']}: chose {fold['chosen']} on {', '.join(fold['tuned_on'])}"
-                     f" ({fold['tuned_recall']:.3f}); there {fold['evidence_recall']:.3f}")
+                     f" ({fold['tuned_recall']:.3f}{against}); there {fold['evidence_recall']:.3f}")
         for category, row in fold["by_category"].items():
             lines.append(f"  {category + ' ' + row['name']:<16}{row['questions']:>6}{row['evidence_recall']:>10.3f}")
     lines.append(f"cross-validated evidence recall: {report['cv_evidence_recall']:.3f}")
