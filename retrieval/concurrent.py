@@ -11,14 +11,22 @@ slower query, never a failed one. Any other failure (the embedder's) is the call
 `soon` starts the query's embedding on a thread of its own, so the lexical search and the
 entity look-ups run while the model works; the indexer uses it the same way, writing a batch's
 documents and postings while the model embeds their texts.
+
+Side by side only while this process runs no other search (`searching`): the parts of one search
+overlap on cores the process would otherwise leave idle, but when several searches are in
+flight the cores are busy already, and the hand-offs between threads (a task queued, a thread
+woken, the GIL passed and taken back, a second connection's backend scheduled) are CPU that no
+request gets back. Then a search runs its parts one after the other on its own thread and
+connection, as inside a transaction.
 """
 
 import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from django.conf import settings
@@ -43,9 +51,33 @@ def _forget_pool_after_fork() -> None:
 os.register_at_fork(after_in_child=_forget_pool_after_fork)
 
 
+# Searches in flight in this process (`searching`), and the lock that counts them.
+_in_flight = 0
+_in_flight_lock = threading.Lock()
+
+
+@contextmanager
+def searching() -> Iterator[None]:
+    """Counts a search as in flight while the block runs (see the module doc)."""
+    global _in_flight
+    with _in_flight_lock:
+        _in_flight += 1
+    try:
+        yield
+    finally:
+        with _in_flight_lock:
+            _in_flight -= 1
+
+
+def _overlap() -> bool:
+    """Whether work may go to other threads now: allowed, and no more than one search in flight."""
+    return settings.RETRIEVAL_CONCURRENT and _in_flight <= 1
+
+
 def side_by_side(foreground: Callable[[], Any], *background: Callable[[], Any]) -> tuple:
-    """(foreground(), *each background()): the background work on pool threads when that is safe."""
-    if not settings.RETRIEVAL_CONCURRENT or connection.in_atomic_block:
+    """(foreground(), *each background()): the background work on pool threads when that is safe
+    and pays (outside a transaction, no other search in flight), else one after the other."""
+    if not _overlap() or connection.in_atomic_block:
         return (foreground(), *(work() for work in background))
     futures = [_pool().submit(_on_own_connection, work) for work in background]
     ahead = foreground()
@@ -91,8 +123,8 @@ class Soon:
 def soon(work: Callable[[], A]) -> Soon:
     """`work()` started now on a thread of its own, so the caller can do other work meanwhile
     (the query's embedding while the lexical search runs, a batch's while its documents are
-    written): touches no database."""
-    return Soon(work, background=settings.RETRIEVAL_CONCURRENT)
+    written): touches no database. Done at once instead while another search is in flight."""
+    return Soon(work, background=_overlap())
 
 
 def _embedding_pool() -> ThreadPoolExecutor:

@@ -7,7 +7,7 @@ from datetime import date, datetime
 from memoryweb.errors import InvalidInput
 from memoryweb.providers.embedders import Embedder
 from memories.models import Scope
-from retrieval.concurrent import Soon, soon
+from retrieval.concurrent import Soon, searching, soon
 from retrieval.embedder import scope_embedder
 from retrieval.fulltext import query_lexemes
 from retrieval.indexing import Backlog, index_catch_up
@@ -47,7 +47,12 @@ def recall_evidence(
     )
 
 
-def _search(
+def _search(**kwargs) -> RecallResult:
+    with searching():  # counted, so a busy process runs each search's parts in turn (retrieval/concurrent.py)
+        return _searched(**kwargs)
+
+
+def _searched(
     *, scope: Scope, query: str, k: int, filters: dict | None, as_of, include_history: bool, now: datetime | None,
     speaker: str, query_vector: list[float] | None, evidence: bool,
 ) -> RecallResult:

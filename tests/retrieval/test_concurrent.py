@@ -43,6 +43,40 @@ def test_it_can_be_switched_off(cast, settings):
 
 
 @pytest.mark.django_db(transaction=True)
+def test_with_another_search_in_flight_a_search_runs_its_parts_in_turn_here(cast):
+    """The cores are busy with the other search: no hand-offs to pool or embedding threads."""
+    with concurrent.searching():  # this search alone: side by side
+        ahead, behind = side_by_side(where, where)
+        assert ahead[0] != behind[0] and ahead[1] != behind[1]
+        assert concurrent.soon(threading.get_ident)._future is not None
+        with concurrent.searching():  # a second search in flight (another request's)
+            ahead, behind = side_by_side(where, where)
+            assert behind == ahead == (threading.get_ident(), where()[1])
+            work = concurrent.soon(threading.get_ident)
+            assert work._future is None and work.get() == threading.get_ident()
+    assert concurrent._in_flight == 0  # each search counted out again, an exception's too
+    with pytest.raises(ZeroDivisionError), concurrent.searching():
+        1 / 0
+    assert concurrent._in_flight == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_recall_counts_itself_in_flight_while_it_runs(cast, monkeypatch):
+    seen = []
+    real = concurrent.side_by_side
+
+    def spy(*work):
+        seen.append(concurrent._in_flight)
+        return real(*work)
+
+    monkeypatch.setattr("retrieval.search.candidates.side_by_side", spy)
+    Episode.objects.create(scope=cast.scope_a, text="I adopted a grey cat called Miso", speaker="ankesh", occurred_at=timezone.now())
+    index_pending(scope=cast.scope_a)
+    assert recall(scope=cast.scope_a, query="what pet do I have?").items
+    assert seen == [1] and concurrent._in_flight == 0
+
+
+@pytest.mark.django_db(transaction=True)
 def test_a_failure_on_the_pool_connection_runs_the_work_again_here(cast, caplog):
     calls = []
 
