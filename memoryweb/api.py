@@ -15,13 +15,13 @@ from django.http import Http404, HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, Throttled, ValidationError
 from ninja.security import APIKeyCookie, HttpBearer
-from ninja.throttling import SimpleRateThrottle
 
 from accounts.calllog import call_record
 from accounts.models import CallDoor
 from accounts.permissions import Principal
 from accounts.tokens import token_authenticate
 from memoryweb.errors import MemorywebError
+from memoryweb.throttle import SlidingWindowThrottle
 
 _CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found", 409: "conflict",
           413: "too_large", 422: "invalid_input", 429: "too_many_requests"}
@@ -56,28 +56,22 @@ class BrowserSession(APIKeyCookie):
         return None
 
 
-class PrincipalRateThrottle(SimpleRateThrottle):
-    """Requests per token (or per user for the browser) in a sliding window, counted in Django's
-    cache: Redis when REDIS_URL is set, so every process shares the count."""
-
-    scope = "principal"
+class PrincipalRateThrottle(SlidingWindowThrottle):
+    """Requests per token (or per user for the browser) in a sliding window (memoryweb/throttle.py),
+    counted in Django's cache: Redis when REDIS_URL is set, so every process shares the count."""
 
     def __init__(self) -> None:
         super().__init__(settings.MEMORYWEB_API_RATE)
 
     def allow_request(self, request: HttpRequest) -> bool:
-        # The rate is read per request, so a changed setting (a test, a reload) takes effect.
-        if self.rate != settings.MEMORYWEB_API_RATE:
-            self.rate = settings.MEMORYWEB_API_RATE
-            self.num_requests, self.duration = self.parse_rate(self.rate)
+        self.rate_set(settings.MEMORYWEB_API_RATE)  # read per request: a changed setting (a test, a reload) applies
         return super().allow_request(request)
 
     def get_cache_key(self, request: HttpRequest) -> str | None:
         principal = getattr(request, "auth", None)
         if not isinstance(principal, Principal):
             return None  # refused before this by authentication
-        ident = f"t{principal.token.pk}" if principal.token else f"u{principal.user.pk}"
-        return self.cache_format % {"scope": self.scope, "ident": ident}
+        return f"t{principal.token.pk}" if principal.token else f"u{principal.user.pk}"
 
 
 api = NinjaAPI(

@@ -1,11 +1,14 @@
 """Typed helpers that read settings from the environment and fail loudly on a bad value."""
 
 import os
+import re
 
 from django.core.exceptions import ImproperlyConfigured
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
+# A rate limit: requests per second, minute, hour or day (memoryweb/throttle.py reads it).
+RATE = re.compile(r"([1-9][0-9]*)/(s|sec|m|min|h|hour|d|day)")
 
 
 def env_str(name: str, default: str = "") -> str:
@@ -52,6 +55,13 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_rate(name: str, default: str) -> str:
+    value = env_str(name, default)
+    if not RATE.fullmatch(value):
+        raise ImproperlyConfigured(f"{name} must look like 600/m (per s, m, h or d), not {value!r}.")
+    return value
 
 
 def env_choice(name: str, default: str, choices: set[str]) -> str:

@@ -2,7 +2,6 @@
 an embedded PostgreSQL under MEMORYWEB_HOME and Celery tasks run in-process."""
 
 import os
-import re
 import secrets
 from pathlib import Path
 
@@ -10,7 +9,7 @@ import dj_database_url
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
-from memoryweb.env import env_bool, env_choice, env_float, env_int, env_list, env_str, require_ascending
+from memoryweb.env import env_bool, env_choice, env_float, env_int, env_list, env_rate, env_str, require_ascending
 from memoryweb.secrets_file import write_secret_file
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -393,9 +392,7 @@ CACHES = {
 
 # The API (memoryweb/api.py): requests per token (or browser user) as N/s, N/m, N/h or N/d; the
 # largest request body in bytes (a larger one is answered 413).
-MEMORYWEB_API_RATE = env_str("MEMORYWEB_API_RATE", "600/m")
-if not re.fullmatch(r"[1-9][0-9]*/(s|sec|m|min|h|hour|d|day)", MEMORYWEB_API_RATE):
-    raise ImproperlyConfigured(f"MEMORYWEB_API_RATE must look like 600/m (per s, m, h or d), not {MEMORYWEB_API_RATE!r}.")
+MEMORYWEB_API_RATE = env_rate("MEMORYWEB_API_RATE", "600/m")
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MEMORYWEB_MAX_REQUEST_BYTES", 2 * 1024 * 1024, minimum=1024)
 # Idempotency keys of writes (accounts/idempotency.py) are honoured this many hours; the caller
 # log (accounts/calllog.py) keeps this many days. Both are pruned by `accounts.prune_call_log`.

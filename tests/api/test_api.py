@@ -137,7 +137,9 @@ def test_too_many_requests_is_429_with_retry_after(api, settings):
     statuses = [api.get("/scopes").status_code for _ in range(4)]
     assert statuses == [200, 200, 200, 429]
     response = api.get("/scopes")
-    assert response.json()["code"] == "too_many_requests" and 1 <= int(response["Retry-After"]) <= 60
+    # When the window allows one more (tests/api/test_throttle.py): within the minute, plus the
+    # third of it over which the three slide out of the sliding window's estimate.
+    assert response.json()["code"] == "too_many_requests" and 1 <= int(response["Retry-After"]) <= 80
     cache.clear()
 
 
