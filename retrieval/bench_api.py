@@ -15,8 +15,9 @@ Two figures answer the issue's targets: what HTTP and auth add to the in-process
 one client, and recall throughput at the most clients against the CPU bound, cores ÷ CPU
 seconds per in-process recall. The client threads share the machine's cores with the server
 (their CPU is reported too). The in-process recall runs with the native thread limit a server
-process sets itself (memoryweb/warmup.py), so both sides embed alike. Remembered texts stay in
-the scope. A benchmark, not a test.
+process sets itself (memoryweb/warmup.py), so both sides embed alike. The texts the clients
+remembered in a kept scope are forgotten at the end, so the next run measures the same scope.
+A benchmark, not a test.
 """
 
 import http.client
@@ -41,6 +42,7 @@ import httpx
 import psutil
 from django.conf import settings
 from django.db import connection
+from django.db.models import Max
 
 from accounts.permissions import Principal
 from accounts.tokens import token_issue, token_revoke
@@ -48,9 +50,10 @@ from memoryweb.embedded_db import pgdata_path
 from memoryweb.errors import InvalidInput
 from memoryweb.providers.embedders import get_embedder
 from memoryweb.warmup import native_threads_limit
-from memories.models import Fact, Scope
+from memories.models import Episode, Fact, Scope
 from retrieval.bench import _percentile, question_maker, synthetic_facts
 from retrieval.bench_ingest import scope_delete_throwaway, synthetic_sessions
+from retrieval.forget import episode_forget
 from retrieval.indexing import index_pending
 from retrieval.services import recall
 
@@ -59,6 +62,7 @@ MAX_CLIENTS = 256
 MAX_SECONDS = 600
 START_TIMEOUT = 180  # seconds for `serve` to answer, the local model loaded in each worker
 OPERATIONS = ("recall", "remember")
+REMEMBER_SPEAKER = "bench"  # who the clients' remembered texts are from (forgotten at the end, `_remembered_forget`)
 
 
 @dataclass
@@ -112,9 +116,14 @@ def bench_api(
         out.write(f"in-process recall, {inprocess['queries']} queries: p50 {inprocess['p50_ms']} ms, "
                   f"p95 {inprocess['p95_ms']} ms, CPU {inprocess['cpu_ms_per_recall']} ms per recall "
                   f"({inprocess['app_cpu_ms_per_recall']} here + {inprocess['db_cpu_ms_per_recall']} in PostgreSQL)\n")
-        with _server(workers=workers) as (url, server):
-            phases = _http_phases(url=url, server=server, secret=issued.secret, scope=scope, ask=ask, clients=clients,
-                                  seconds=seconds, workers=workers, operations=operations, out=out)
+        last_episode = Episode.objects.in_scope(scope).aggregate(last=Max("pk"))["last"] or 0
+        try:
+            with _server(workers=workers) as (url, server):
+                phases = _http_phases(url=url, server=server, secret=issued.secret, scope=scope, ask=ask, clients=clients,
+                                      seconds=seconds, workers=workers, operations=operations, out=out)
+        finally:
+            if existing is not None or keep:
+                _remembered_forget(principal=principal, scope=scope, after=last_episode, out=out)
     finally:
         token_revoke(token=issued.token, actor=principal)
         if existing is None and not keep:
@@ -163,6 +172,18 @@ def _in_process(scope: Scope, ask, *, queries: int, rng: random.Random) -> dict:
     }
 
 
+def _remembered_forget(*, principal: Principal, scope: Scope, after: int, out) -> None:
+    """The texts the clients remembered, forgotten again (with their facts and index entries), so
+    a kept scope is the same for the next run: recall over a grown scope costs more, and runs
+    on it would not compare."""
+    started = time.perf_counter()
+    ids = list(Episode.objects.in_scope(scope).filter(pk__gt=after, speaker=REMEMBER_SPEAKER).values_list("public_id", flat=True))
+    for public_id in ids:
+        episode_forget(principal=principal, scope=scope, episode_public_id=public_id)
+    if ids:
+        out.write(f"forgot the {len(ids)} texts the clients remembered ({time.perf_counter() - started:.1f} s)\n")
+
+
 def _http_phases(*, url, server, secret, scope, ask, clients, seconds, workers, operations, out) -> list[dict]:
     headers = {"Authorization": f"Bearer {secret}"}
     recall_path = f"/api/v1/scopes/{scope.slug}/recall"
@@ -172,7 +193,7 @@ def _http_phases(*, url, server, secret, scope, ask, clients, seconds, workers, 
         return recall_path, {"query": ask(rng)}
 
     def remember_request(rng):
-        return f"/api/v1/scopes/{scope.slug}/remember", {"text": rng.choice(texts), "speaker": "bench"}
+        return f"/api/v1/scopes/{scope.slug}/remember", {"text": rng.choice(texts), "speaker": REMEMBER_SPEAKER}
 
     # Every worker loads its model and opens its connections before anything is timed.
     _drive(url, headers, recall_request, clients=max(2 * workers, 2), seconds=max(3.0, min(seconds, 10.0)), server=server)

@@ -209,3 +209,19 @@ def test_bench_api_connection_keeps_alive_and_reopens_after_a_failure():
         assert http.http is None
     finally:
         http.close()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+@pytest.mark.django_db(transaction=True)
+def test_bench_api_forgets_what_its_clients_remembered_in_a_kept_scope(cast, capsys):
+    """So the next run on the kept scope recalls over the same memories."""
+    call_command("bench", "api", "--facts", "20", "--clients", "1", "--seconds", "1", "--queries", "2", "--workers", "1",
+                 "--operations", "remember", "--keep", "--json", "--as", "owner")
+    captured = capsys.readouterr()
+    result = json.loads(captured.out)
+    assert result["http"][0]["requests"] > 0 and not result["http"][0]["errors"]
+    assert f"forgot the {result['http'][0]['requests']} texts the clients remembered" in captured.err
+    scope = Scope.objects.get(slug=result["scope"])
+    assert not Episode.objects.in_scope(scope).filter(speaker="bench").exists()
+    assert Fact.objects.in_scope(scope).count() == 20
