@@ -11,7 +11,7 @@ import time
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, Throttled, ValidationError
 from ninja.security import APIKeyCookie, HttpBearer
@@ -148,24 +148,31 @@ def _is_malformed_json(exc: ValidationError) -> bool:
 
 def _log_calls(run):
     """Wraps every operation's whole run (authentication and throttling included, so refusals
-    are logged too): one caller-log row after the response is built (accounts/calllog.py)."""
+    are logged too): one caller-log row (accounts/calllog.py), written once the response is sent."""
     operation = run.__self__
     name = f"{'/'.join(operation.methods)} {operation.path}"
 
     @functools.wraps(run)
     def logged(request: HttpRequest, *args, **kwargs):
         started = time.perf_counter()
-        status = 500  # unless a response comes back
+        status, response = 500, None  # unless a response comes back
         try:
             response = run(request, *args, **kwargs)
             status = response.status_code
             return response
         finally:
             principal = getattr(request, "auth", None)
-            call_record(
-                principal=principal if isinstance(principal, Principal) else None, door=CallDoor.API, operation=name,
-                scope_slug=kwargs.get("slug"), status=status, latency_ms=(time.perf_counter() - started) * 1000,
+            record = functools.partial(
+                call_record, principal=principal if isinstance(principal, Principal) else None, door=CallDoor.API,
+                operation=name, scope_slug=kwargs.get("slug"), status=status, latency_ms=(time.perf_counter() - started) * 1000,
             )
+            if isinstance(response, HttpResponseBase):
+                # Written when the server closes the response, once its bytes are handed over
+                # (Django's `close()` runs it before the request's connection goes back): the
+                # caller does not wait for its own log row.
+                response._resource_closers.append(record)
+            else:
+                record()
 
     return logged
 

@@ -67,3 +67,33 @@ def test_the_scope_log_is_refused_to_tokens_editors_and_other_teams(cast, tokens
     outsider.client.force_login(cast.outsider)
     assert outsider.get("/scopes/alpha/log").status_code == 404
     assert Api().get("/scopes/alpha/log").status_code == 401
+
+
+def test_a_call_is_logged_when_the_server_closes_its_response_not_before(cast, tokens):
+    """The caller does not wait for its own log row: it is written when the WSGI server closes
+    the response, after handing its bytes over."""
+    import io
+    import sys
+
+    from django.core import signals
+    from django.core.handlers.wsgi import WSGIHandler
+    from django.db import close_old_connections
+
+    environ = {
+        "REQUEST_METHOD": "GET", "PATH_INFO": "/api/v1/scopes", "SCRIPT_NAME": "", "QUERY_STRING": "", "SERVER_NAME": "testserver",
+        "SERVER_PORT": "80", "SERVER_PROTOCOL": "HTTP/1.1", "HTTP_AUTHORIZATION": f"Bearer {tokens['rw']}", "wsgi.input": io.BytesIO(),
+        "wsgi.url_scheme": "http", "wsgi.errors": sys.stderr,
+    }
+    statuses = []
+    # As Django's test client does: the test's transaction must survive the request's signals.
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    try:
+        response = WSGIHandler()(environ, lambda status, headers, exc_info=None: statuses.append(status))
+        assert statuses == ["200 OK"] and b"alpha" in b"".join(response)
+        assert not ApiCall.objects.exists()
+        response.close()
+    finally:
+        signals.request_started.connect(close_old_connections)
+        signals.request_finished.connect(close_old_connections)
+    assert list(ApiCall.objects.values_list("operation", "status")) == [("GET /scopes", 200)]
