@@ -46,6 +46,9 @@ class Principal:
     token: ApiToken | None = None
     # When the token's row was last read (mutable inside a frozen principal: a cache, not identity).
     _checked_at: list[float] = field(default_factory=lambda: [time.monotonic()], compare=False, repr=False)
+    # Rows a door read in the same statement as the token, by key (memories.scopes: a scope by
+    # slug, with this user's role and whether the token names it), each taken once by its reader.
+    read_ahead: dict = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.token is not None and self.token.user_id != self.user.pk:

@@ -4,6 +4,7 @@ import functools
 import hashlib
 import hmac
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -85,13 +86,16 @@ def _split(raw: str) -> str | None:
     return prefix
 
 
-def token_authenticate(raw: str) -> ApiToken | None:
-    """The one place a bearer string becomes a token. Wrong, revoked and expired tokens give None."""
+def token_authenticate(raw: str, *, lookup: Callable[[str], ApiToken | None] | None = None) -> ApiToken | None:
+    """The one place a bearer string becomes a token. Wrong, revoked and expired tokens give None.
+
+    `lookup(prefix)` reads the token with its user (`_token_with_user`'s statement unless a door
+    reads more in the same one: memories.scopes.token_and_scope_read)."""
     raw = (raw or "").strip()
     prefix = _split(raw)
     if prefix is None:
         return None
-    token = _token_with_user(prefix)
+    token = (lookup or _token_with_user)(prefix)
     # Compare even when no row matched, so timing does not tell a valid prefix from an invalid one.
     expected = token.secret_hash if token is not None else _hash("")
     if not hmac.compare_digest(expected, _hash(raw)) or token is None:
@@ -107,26 +111,31 @@ def token_authenticate(raw: str) -> ApiToken | None:
 
 
 @functools.cache
-def _token_sql() -> str:
+def token_sql(*, also: str = "", joined: str = "") -> str:
+    """The token by its prefix (the statement's last parameter) with its user, as `t` and `u`;
+    `also` adds columns after theirs and `joined` tables (a door reading more in one statement)."""
     quote = connection.ops.quote_name
     user_id, pk = quote(ApiToken._meta.get_field("user").column), quote(User._meta.pk.column)
     return (
-        f"SELECT {columns(ApiToken, 't')}, {columns(User, 'u')} FROM {quote(ApiToken._meta.db_table)} t "
-        f"JOIN {quote(User._meta.db_table)} u ON u.{pk} = t.{user_id} WHERE t.{quote('prefix')} = %s"
+        f"SELECT {columns(ApiToken, 't')}, {columns(User, 'u')}{also} FROM {quote(ApiToken._meta.db_table)} t "
+        f"JOIN {quote(User._meta.db_table)} u ON u.{pk} = t.{user_id}{joined} WHERE t.{quote('prefix')} = %s"
     )
+
+
+def token_from_row(row) -> ApiToken:
+    """The token and its user from a row of `token_sql`."""
+    token = instance(ApiToken, row)
+    token.user = instance(User, row, len(ApiToken._meta.concrete_fields))
+    return token
 
 
 def _token_with_user(prefix: str) -> ApiToken | None:
     """The token with this prefix (unique) and its user, in one statement written once
     (memoryweb/rows.py: on every request the ORM would spend ~0.6 ms of CPU building it)."""
     with connection.cursor() as cursor:
-        cursor.execute(_token_sql(), [prefix])
+        cursor.execute(token_sql(), [prefix])
         row = cursor.fetchone()
-    if row is None:
-        return None
-    token = instance(ApiToken, row)
-    token.user = instance(User, row, len(ApiToken._meta.concrete_fields))
-    return token
+    return token_from_row(row) if row is not None else None
 
 
 def token_revoke(*, token: ApiToken, actor: Principal) -> ApiToken:

@@ -1,4 +1,5 @@
 import pytest
+from django.utils import timezone
 
 from accounts.models import Team
 from accounts.permissions import Access, Principal, can
@@ -115,3 +116,58 @@ def test_scope_get_answers_as_can_does_for_every_principal_scope_and_access(cast
                     assert found.settings == scope.settings and found.team_id == scope.team_id
     with pytest.raises(NotFound):
         scope_get(cast.p_owner, "no-such-scope")
+
+
+def test_the_scope_read_with_the_token_decides_as_scope_get_s_own_read(cast):
+    """The API reads the token and the scope its path names in one statement
+    (`token_and_scope_read`); scope_get then takes that row, with no query of its own, and must
+    decide exactly as with the row it reads itself: every token, scope and access, and no scope."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from accounts.models import ApiToken
+    from accounts.tokens import token_authenticate
+    from memories.scopes import token_and_scope_read
+
+    def secret(name, scopes, **kwargs):
+        return token_issue(actor=cast.p_owner, user=cast.owner, name=name, scopes=scopes, **kwargs).secret
+
+    sneaky = secret("sneaky", [cast.scope_a], can_write=True)
+    ApiToken.objects.get(name="sneaky").scopes.add(cast.scope_b)  # a scope of a team its user is not in
+    secrets = [secret("ro", [cast.scope_a]), secret("rw", [cast.scope_a, cast.scope_a2], can_write=True), sneaky,
+               token_issue(actor=cast.p_outsider, user=cast.outsider, name="o", scopes=[cast.scope_b], can_write=True).secret]
+
+    def outcome(principal, slug, access):
+        try:
+            return scope_get(principal, slug, access).pk
+        except (NotFound, Forbidden) as exc:
+            return type(exc)
+
+    for raw in secrets:
+        for slug in ("alpha", "alpha-two", "bravo", "no-such-scope"):
+            for access in Access:
+                ahead = token_and_scope_read(raw, slug)
+                assert ahead.read_ahead and ahead.token == token_authenticate(raw)
+                with CaptureQueriesContext(connection) as queries:
+                    decided = outcome(ahead, slug, access)
+                assert not queries.captured_queries, queries.captured_queries
+                assert decided == outcome(Principal.for_token(token_authenticate(raw)), slug, access), (raw[:12], slug, access)
+                assert not ahead.read_ahead  # taken once: a second scope_get reads afresh
+    assert token_and_scope_read(secrets[0][:-2] + "xx", "alpha") is None
+    assert token_and_scope_read("mw_nope", "alpha") is None
+    ApiToken.objects.filter(name="ro").update(revoked_at=timezone.now())
+    assert token_and_scope_read(secrets[0], "alpha") is None
+
+
+def test_an_api_request_reads_its_token_and_scope_in_one_statement(cast):
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    raw = token_issue(actor=cast.p_owner, user=cast.owner, name="rw", scopes=[cast.scope_a], can_write=True).secret
+    with CaptureQueriesContext(connection) as queries:
+        response = Client().get("/api/v1/scopes/alpha/entities", headers={"Authorization": f"Bearer {raw}"})
+    assert response.status_code == 200
+    reads = [q["sql"] for q in queries.captured_queries  # the caller log's INSERT finds the scope by slug too
+             if q["sql"].startswith("SELECT") and '"memories_scope"' in q["sql"] and "slug" in q["sql"]]
+    assert len(reads) == 1 and '"accounts_apitoken"' in reads[0], reads
