@@ -130,6 +130,9 @@ def test_bench_api_drives_a_live_server_and_cleans_up(cast, capsys):
     call_command("bench", "api", "--facts", "50", "--clients", "1,2", "--seconds", "1", "--queries", "5", "--json", "--as", "owner")
     result = json.loads(capsys.readouterr().out)
     assert result["facts"] == 50 and result["in_process"]["queries"] == 5 and result["embedder"] == "hash-384"
+    # Timed before and after the server; the targets use the mean.
+    runs = result["in_process"]["before"], result["in_process"]["after"]
+    assert result["in_process"]["p50_ms"] == pytest.approx(sum(r["p50_ms"] for r in runs) / 2, abs=0.01)
     assert [(p["operation"], p["clients"]) for p in result["http"]] == [
         ("recall", 1), ("recall", 2), ("remember", 1), ("remember", 2)]
     assert all(p["requests"] > 0 and not p["errors"] for p in result["http"]), result["http"]
