@@ -1,8 +1,7 @@
 """The caller log: every API and MCP call, reads and refusals too, with who, what, which scope,
 the status and the latency. Written by the doors (`memoryweb/api.py`, `memoryweb/mcp.py`) after
 the answer is sent (the API's when the server closes the response), in one INSERT; read by a
-scope's team admins; pruned after
-MEMORYWEB_CALL_LOG_DAYS.
+scope's team admins; pruned after MEMORYWEB_CALL_LOG_DAYS.
 
 It lives in accounts, the lowest domain layer, beside the audit trail, so that every door can
 write it. The scope is named by slug, as the caller sent it: the door need not have found it.

@@ -22,11 +22,11 @@ of Statistical Learning, 7.10). On two conversations three questions' worth of r
 it; a setting better on many questions is not.
 """
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from itertools import product
-import math
 from pathlib import Path
 
 from django.test.utils import override_settings

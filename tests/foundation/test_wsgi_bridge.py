@@ -28,10 +28,11 @@ def app_of(body, *, fail=False):
     return app
 
 
-def serve(app, *, method="GET", body=b"") -> list[dict]:
-    """The ASGI messages the bridge sends for one request, and how many times it queued to the loop."""
+def serve(app, *, method="GET", body=b"", sent: list | None = None) -> tuple[list[dict], list]:
+    """The ASGI messages the bridge sends for one request (into `sent` if given, so a caller sees
+    them when the request raises), and what it queued to the loop."""
     bridge = DjangoBridge(app, workers=2)
-    sent, puts = [], []
+    sent, puts = ([] if sent is None else sent), []
 
     async def run():
         received = False
@@ -92,8 +93,10 @@ def test_an_empty_whole_response_still_starts_and_ends():
 
 
 def test_an_app_that_fails_before_answering_raises_and_sends_nothing():
+    sent = []
     with pytest.raises(RuntimeError, match="the app failed"):
-        serve(app_of(Whole([]), fail=True))
+        serve(app_of(Whole([]), fail=True), sent=sent)
+    assert sent == []
 
 
 def test_a_django_response_comes_through_whole(settings):
