@@ -107,3 +107,79 @@ def test_a_django_response_comes_through_whole(settings):
     assert sent[0]["type"] == "http.response.start" and sent[0]["status"] == 404
     assert sent[1]["type"] == "http.response.body" and b"Not Found" in sent[1]["body"] and not sent[1].get("more_body")
     assert len([p for p in puts if p is not None]) == 1
+
+
+def echo(environ, start_response):
+    """The request's body as read by the app, and how many times its thread called the loop."""
+    body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
+    start_response("200 OK", [("Content-Type", "application/octet-stream")])
+    return Whole([body])
+
+
+def serve_body(pieces: list[dict], *, length: int | None) -> tuple[list[dict], int, bool]:
+    """The messages sent for a POST whose body comes as `pieces` (ASGI receive messages), how many
+    times the app's thread handed work to the loop, and whether the app ran at all."""
+    bridge = DjangoBridge(lambda environ, start: ran.append(True) or echo(environ, start), workers=2)
+    sent, ran, hand_offs = [], [], []
+
+    async def run():
+        queue = list(pieces)
+
+        async def receive():
+            if queue:
+                return queue.pop(0)
+            await asyncio.sleep(3600)
+
+        async def send(message):
+            sent.append(message)
+
+        headers = [(b"host", b"testserver")] + ([(b"content-length", str(length).encode())] if length is not None else [])
+        scope = {"type": "http", "method": "POST", "path": "/here", "raw_path": b"/here", "root_path": "", "query_string": b"",
+                 "headers": headers, "server": ("testserver", 80), "client": ("127.0.0.1", 1234), "scheme": "http",
+                 "http_version": "1.1", "asgi": {"version": "3.0"}}
+        await bridge(scope, receive, send)
+
+    original = asyncio.run_coroutine_threadsafe
+
+    def counted(coroutine, loop):
+        hand_offs.append(coroutine)
+        return original(coroutine, loop)
+
+    asyncio.run_coroutine_threadsafe = counted
+    try:
+        asyncio.run(run())
+    finally:
+        asyncio.run_coroutine_threadsafe = original
+        bridge.executor.shutdown(wait=True)
+    return sent, len(hand_offs), bool(ran)
+
+
+def test_a_small_body_is_read_on_the_loop_before_the_app_s_thread_starts():
+    pieces = [{"type": "http.request", "body": b'{"query": ', "more_body": True},
+              {"type": "http.request", "body": b'"where?"}', "more_body": False}]
+    sent, hand_offs, _ = serve_body(pieces, length=19)
+    assert sent[1]["body"] == b'{"query": "where?"}'
+    assert hand_offs == 1  # the response only: the thread never asked the loop for the body
+
+
+def test_a_body_beyond_the_pre_read_limit_is_read_by_the_app_piece_by_piece():
+    from memoryweb.wsgi_bridge import PRE_READ_MAX
+
+    half = b"x" * (PRE_READ_MAX // 2 + 1)
+    pieces = [{"type": "http.request", "body": half, "more_body": True}, {"type": "http.request", "body": half, "more_body": False}]
+    sent, hand_offs, _ = serve_body(pieces, length=2 * len(half))
+    assert sent[1]["body"] == half + half
+    assert hand_offs == 3  # two pieces of the body asked for by the thread, then the response
+
+
+def test_a_body_of_no_stated_length_and_an_empty_one_reach_the_app():
+    sent, _, _ = serve_body([{"type": "http.request", "body": b"", "more_body": False}], length=0)
+    assert sent[0]["status"] == 200 and sent[1]["body"] == b""
+    sent, _, _ = serve_body([{"type": "http.request", "body": b"ignored", "more_body": False}], length=None)
+    assert sent[0]["status"] == 200 and sent[1]["body"] == b""  # as WSGI reads it: no length, no body
+
+
+def test_a_client_that_leaves_before_its_body_arrives_gets_no_answer_and_the_app_never_runs():
+    pieces = [{"type": "http.request", "body": b"{", "more_body": True}, {"type": "http.disconnect"}]
+    sent, hand_offs, ran = serve_body(pieces, length=10)
+    assert sent == [] and hand_offs == 0 and not ran
