@@ -40,14 +40,17 @@ def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
     return value
 
 
-def env_float(name: str, default: float) -> float:
+def env_float(name: str, default: float, *, minimum: float | None = None) -> float:
     raw = os.environ.get(name)
     if raw is None or raw.strip() == "":
         return default
     try:
-        return float(raw)
+        value = float(raw)
     except ValueError:
         raise ImproperlyConfigured(f"{name} must be a number, not {raw!r}.") from None
+    if minimum is not None and not value >= minimum:  # NaN too
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, not {raw!r}.")
+    return value
 
 
 def env_list(name: str, default: list[str]) -> list[str]:

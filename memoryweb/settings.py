@@ -398,6 +398,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MEMORYWEB_MAX_REQUEST_BYTES", 2 * 1024 * 
 # log (accounts/calllog.py) keeps this many days. Both are pruned by `accounts.prune_call_log`.
 MEMORYWEB_IDEMPOTENCY_KEY_HOURS = env_int("MEMORYWEB_IDEMPOTENCY_KEY_HOURS", 24, minimum=1)
 MEMORYWEB_CALL_LOG_DAYS = env_int("MEMORYWEB_CALL_LOG_DAYS", 30, minimum=1)
+# The most seconds a call's log row waits in its process to be written with the others recorded
+# meanwhile, in one statement (accounts/calllog.py); 0 writes each row as its call ends.
+MEMORYWEB_CALL_LOG_DELAY = env_float("MEMORYWEB_CALL_LOG_DELAY", 0.2, minimum=0.0)
 
 # Limits.
 MEMORYWEB_MAX_TEXT_BYTES = env_int("MEMORYWEB_MAX_TEXT_BYTES", 32 * 1024, minimum=1)

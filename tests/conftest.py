@@ -27,6 +27,9 @@ def _fast_settings(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.EMBEDDER = "hash"
     settings.LLM_PROVIDER = "offline"
+    # Calls made in the test's process are logged as they end, for the test to read at once; a
+    # live server keeps its default (its rows come within MEMORYWEB_CALL_LOG_DELAY).
+    settings.MEMORYWEB_CALL_LOG_DELAY = 0
 
 
 @pytest.fixture(autouse=True)

@@ -2,6 +2,7 @@
 
 import io
 import json
+import time
 from datetime import timedelta
 
 import pytest
@@ -158,3 +159,96 @@ def test_a_call_that_cannot_be_logged_leaves_the_connection_as_it_was(cast):
     assert connection.connection.info.transaction_status == TransactionStatus.IDLE and connection.get_autocommit()
     _log(cast.p_owner)
     assert list(ApiCall.objects.values_list("status", flat=True)) == [200]
+
+
+def _writer_settled():
+    """The writer thread woken and ended (it ends once a wait brought no calls)."""
+    from accounts import calllog
+
+    thread = calllog._writer.thread
+    calllog._writer.settle()
+    assert thread is None or not thread.is_alive(), "the caller log's writer thread did not end"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_with_a_delay_a_process_writes_its_calls_together_and_its_writer_ends_when_they_stop(cast, settings):
+    from django.db import connection
+
+    from accounts import calllog
+
+    settings.MEMORYWEB_CALL_LOG_DELAY = 0.3
+    statements = []
+
+    def counted(execute, sql, params, many, context):
+        statements.append(sql)
+        return execute(sql, params, many, context)
+
+    try:
+        for status in (200, 404, 429):
+            _log(cast.p_owner, status=status)
+        assert not ApiCall.objects.exists()  # waiting for the writer
+        writer = calllog._writer.thread
+        assert writer is not None and writer.is_alive()
+        with connection.execute_wrapper(counted):  # this thread's statements only: the writer has its own connection
+            deadline = timezone.now() + timedelta(seconds=10)
+            while ApiCall.objects.count() < 3:
+                assert timezone.now() < deadline, "the writer did not write the calls"
+                time.sleep(0.05)
+        _writer_settled()
+        assert list(ApiCall.objects.order_by("id").values_list("status", "scope_id")) == [
+            (200, cast.scope_a.pk), (404, cast.scope_a.pk), (429, cast.scope_a.pk),
+        ]
+        assert not any("INSERT" in sql for sql in statements)
+        assert len(set(ApiCall.objects.values_list("created_at", flat=True))) == 3  # each its own time, not the write's
+        # A call after the writer ended starts another.
+        _log(cast.p_owner, status=201)
+        assert calllog._writer.thread is not None and calllog._writer.thread is not writer
+        _writer_settled()
+        assert ApiCall.objects.filter(status=201).count() == 1
+    finally:
+        _writer_settled()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_calls_waiting_for_the_writer_are_written_by_a_flush_in_one_statement(cast, settings):
+    from django.db import connection
+
+    from accounts.calllog import call_log_flush
+
+    settings.MEMORYWEB_CALL_LOG_DELAY = 60  # the writer would wait a minute
+    try:
+        for slug in ("alpha", "bravo", "nowhere", ""):
+            _log(cast.p_owner, slug=slug)
+        inserts = []
+
+        def counted(execute, sql, params, many, context):
+            inserts.extend([sql] if "INSERT" in sql else [])
+            return execute(sql, params, many, context)
+
+        with connection.execute_wrapper(counted):
+            assert call_log_flush() == 4
+        assert len(inserts) == 1
+        assert list(ApiCall.objects.order_by("id").values_list("scope_slug", "scope_id")) == [
+            ("alpha", cast.scope_a.pk), ("bravo", cast.scope_b.pk), ("nowhere", None), ("", None),
+        ]
+        assert call_log_flush() == 0
+    finally:
+        connection.close()
+        _writer_settled()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_batch_that_cannot_be_written_is_logged_and_the_next_one_is(cast, settings, caplog):
+    from accounts.calllog import call_log_flush
+
+    settings.MEMORYWEB_CALL_LOG_DELAY = 60
+
+    try:
+        _log(cast.p_owner, status=2**40)  # a status PostgreSQL's integer cannot hold: the batch fails
+        assert call_log_flush() == 1
+        assert "Could not write 1 calls to the caller log" in caplog.text
+        _log(cast.p_owner)
+        assert call_log_flush() == 1
+        assert list(ApiCall.objects.values_list("status", flat=True)) == [200]
+    finally:
+        _writer_settled()

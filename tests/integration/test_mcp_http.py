@@ -171,6 +171,10 @@ def test_remember_with_an_idempotency_key_twice_writes_once_and_every_call_is_lo
     _, (first, again) = run_session(server, mcp_world.tokens["write"], calls)
     assert first.content[0].text == again.content[0].text
     assert episode_count() == before + 1
+    deadline = time.monotonic() + 10  # the server writes its calls' rows within MEMORYWEB_CALL_LOG_DELAY
+    while remembered.count() < logged + 2:
+        assert time.monotonic() < deadline, "the calls were not logged"
+        time.sleep(0.1)
     assert remembered.count() == logged + 2
     refused = httpx.post(f"{server}/mcp", json={}, headers={"Accept": "application/json, text/event-stream"}, timeout=30)
     assert refused.status_code == 401
