@@ -4,6 +4,8 @@ import functools
 import hashlib
 import hmac
 import secrets
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -13,13 +15,17 @@ from django.utils import timezone
 
 from accounts.audit import audit_record
 from accounts.models import ApiToken, User
-from accounts.permissions import Access, Principal, can, is_team_admin
+from accounts.permissions import TOKEN_RECHECK_SECONDS, Access, Principal, can, is_team_admin
 from memoryweb.errors import Forbidden, InvalidInput, NotFound
 from memoryweb.rows import columns, instance
 
 TOKEN_PREFIX = "mw_"
 _PREFIX_BYTES = 6  # 12 hex chars: public, finds the row
 _SECRET_BYTES = 32
+# How long a process reuses a row a door read with a token (`token_row_recent`): what a token's
+# principal already allows (accounts.permissions: a token is live "as of at most a second ago").
+RECENT_ROW_SECONDS = TOKEN_RECHECK_SECONDS
+RECENT_ROWS_MAX = 4096  # entries kept before the stale ones are dropped
 
 
 @dataclass(frozen=True)
@@ -86,6 +92,47 @@ def _split(raw: str) -> str | None:
     return prefix
 
 
+class _RecentRows:
+    """Rows read with a token, by key (the token's prefix first), each with when it was read."""
+
+    def __init__(self):
+        self.rows: dict[tuple, tuple[float, tuple]] = {}
+        self.lock = threading.Lock()
+
+    def get(self, key: tuple, read: Callable[[], tuple | None]) -> tuple | None:
+        now = time.monotonic()
+        hit = self.rows.get(key)
+        if hit is not None and now - hit[0] < RECENT_ROW_SECONDS:
+            return hit[1]
+        row = read()
+        with self.lock:
+            if len(self.rows) >= RECENT_ROWS_MAX:
+                self.rows = {k: v for k, v in self.rows.items() if now - v[0] < RECENT_ROW_SECONDS}
+            if row is None:
+                self.rows.pop(key, None)
+            else:
+                self.rows[key] = (now, row)
+        return row
+
+    def forget(self, prefix: str) -> None:
+        with self.lock:
+            self.rows = {k: v for k, v in self.rows.items() if k[0] != prefix}
+
+
+_recent = _RecentRows()
+
+
+def token_row_recent(key: tuple, read: Callable[[], tuple | None]) -> tuple | None:
+    """`read()`'s row for `key` (the token's prefix, then what else the row holds, e.g. a scope's
+    slug), or the one this process read for that key less than RECENT_ROW_SECONDS ago: an agent
+    calling many times a second has its token read once a second, not once a call (the round trip
+    and the Python around it cost a request about 1 ms). The secret is still checked against the
+    row's hash on every call, and expiry against the clock; a revocation, a deactivated user or a
+    changed role reaches a process within that second, a revocation through `token_revoke` in
+    this process at once. A missing row (an unknown prefix) is never kept."""
+    return _recent.get(key, read)
+
+
 def token_authenticate(raw: str, *, lookup: Callable[[str], ApiToken | None] | None = None) -> ApiToken | None:
     """The one place a bearer string becomes a token. Wrong, revoked and expired tokens give None.
 
@@ -107,6 +154,7 @@ def token_authenticate(raw: str, *, lookup: Callable[[str], ApiToken | None] | N
     if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
         token.last_used_at = now
+        _recent.forget(token.prefix)  # a kept row holds the old time: the next call reads the new one
     return token
 
 
@@ -159,4 +207,5 @@ def token_revoke(*, token: ApiToken, actor: Principal) -> ApiToken:
             audit_record(principal=actor, action="token.revoke", target_type="token", target_id=token.public_id,
                          after={"revoked_at": locked.revoked_at.isoformat()})
     token.revoked_at = locked.revoked_at
+    _recent.forget(token.prefix)
     return token

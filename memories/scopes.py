@@ -11,7 +11,7 @@ from django.db import IntegrityError, connection, transaction
 from accounts.audit import audit_record
 from accounts.models import ApiToken, Membership, Team, User
 from accounts.permissions import Access, Principal, is_team_admin, permitted, team_role, teams_for
-from accounts.tokens import token_authenticate, token_from_row, token_sql
+from accounts.tokens import token_authenticate, token_from_row, token_row_recent, token_sql
 from memoryweb.errors import Conflict, Forbidden, InvalidInput, NotFound
 from memoryweb.rows import columns, instance
 from memories.models import DEFAULT_WEIGHTS, SCOPE_SLUG, Scope
@@ -51,16 +51,21 @@ def scope_get(principal: Principal, slug: str, access: Access = Access.READ) -> 
 def token_and_scope_read(raw: str, slug: str | None) -> Principal | None:
     """The principal of the bearer string `raw` (None for a wrong, revoked or expired one), with
     the scope named `slug` read in the same statement as the token, for `scope_get` to take:
-    an API request names its scope in its path, and one round trip to the database is saved."""
+    an API request names its scope in its path, and one round trip to the database is saved.
+    The row is one this process read less than a second ago when there is one
+    (`accounts.tokens.token_row_recent`)."""
     if not slug:
         token = token_authenticate(raw)
         return Principal.for_token(token) if token is not None else None
     read: dict = {}
 
-    def lookup(prefix: str) -> ApiToken | None:
+    def row_read(prefix: str):
         with connection.cursor() as cursor:
             cursor.execute(_token_scope_sql(), [slug, prefix])
-            row = cursor.fetchone()
+            return cursor.fetchone()
+
+    def lookup(prefix: str) -> ApiToken | None:
+        row = token_row_recent((prefix, "scope", slug), lambda: row_read(prefix))
         if row is None:
             return None
         start = len(ApiToken._meta.concrete_fields) + len(User._meta.concrete_fields)

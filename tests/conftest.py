@@ -33,6 +33,17 @@ def _fast_settings(settings):
 
 
 @pytest.fixture(autouse=True)
+def _no_token_rows_kept_across_tests():
+    """The token rows a process keeps for a second (accounts.tokens.token_row_recent) start empty in
+    each test: a rolled-back test's scope could come back under the same slug with another id."""
+    from accounts import tokens
+
+    tokens._recent.rows.clear()
+    yield
+    tokens._recent.rows.clear()
+
+
+@pytest.fixture(autouse=True)
 def _search_pool():
     """Searches outside a transaction use a second connection from a pool thread
     (retrieval/concurrent.py); it is closed after each test, or the test database could not be

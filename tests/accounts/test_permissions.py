@@ -156,7 +156,46 @@ def test_the_scope_read_with_the_token_decides_as_scope_get_s_own_read(cast):
     assert token_and_scope_read(secrets[0][:-2] + "xx", "alpha") is None
     assert token_and_scope_read("mw_nope", "alpha") is None
     ApiToken.objects.filter(name="ro").update(revoked_at=timezone.now())
+    from accounts import tokens
+
+    tokens._recent.rows.clear()  # as a second later: the row this process kept is read again
     assert token_and_scope_read(secrets[0], "alpha") is None
+
+
+def test_a_token_s_row_is_read_once_a_second_and_a_revocation_here_is_seen_at_once(cast, monkeypatch):
+    """An agent's calls within a second share one read of its token and scope; the secret is
+    checked on every call, a revocation elsewhere (another process) is seen within the second,
+    one through `token_revoke` in this process at once."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from accounts import tokens
+    from accounts.models import ApiToken
+    from accounts.tokens import token_revoke
+    from memories.scopes import token_and_scope_read
+
+    clock = [1000.0]
+    monkeypatch.setattr(tokens.time, "monotonic", lambda: clock[0])
+    issued = token_issue(actor=cast.p_owner, user=cast.owner, name="agent", scopes=[cast.scope_a])
+    assert token_and_scope_read(issued.secret, "alpha") is not None  # its first use: last_used_at written, the row read again next
+    with CaptureQueriesContext(connection) as first:
+        assert token_and_scope_read(issued.secret, "alpha") is not None
+    with CaptureQueriesContext(connection) as again:
+        principal = token_and_scope_read(issued.secret, "alpha")
+        assert scope_get(principal, "alpha").pk == cast.scope_a.pk
+    assert len(first.captured_queries) == 1 and not again.captured_queries
+    assert token_and_scope_read(issued.secret[:-2] + "xx", "alpha") is None  # the secret is checked every time
+    assert token_and_scope_read(issued.secret, "alpha-two") is not None  # another scope: its own read
+    # Revoked elsewhere: within the second the kept row still lets it in, after it not.
+    ApiToken.objects.filter(pk=issued.token.pk).update(revoked_at=timezone.now())
+    assert token_and_scope_read(issued.secret, "alpha") is not None
+    clock[0] += tokens.RECENT_ROW_SECONDS
+    assert token_and_scope_read(issued.secret, "alpha") is None
+    # Revoked here: at once.
+    other = token_issue(actor=cast.p_owner, user=cast.owner, name="other", scopes=[cast.scope_a])
+    assert token_and_scope_read(other.secret, "alpha") is not None
+    token_revoke(token=other.token, actor=cast.p_owner)
+    assert token_and_scope_read(other.secret, "alpha") is None
 
 
 def test_an_api_request_reads_its_token_and_scope_in_one_statement(cast):
