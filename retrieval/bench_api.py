@@ -65,6 +65,7 @@ MAX_SECONDS = 600
 START_TIMEOUT = 180  # seconds for `serve` to answer, the local model loaded in each worker
 OPERATIONS = ("recall", "remember")
 WARM_UP_RECALLS = 30  # in-process, before timing
+PAIRED_BLOCK_SECONDS = 1.0  # a side's turn in the paired one-client run (`_paired`)
 REMEMBER_SPEAKER = "bench"  # who the clients' remembered texts are from (forgotten at the end, `_remembered_forget`)
 
 
@@ -122,6 +123,8 @@ def bench_api(
             with _server(workers=workers) as (url, server):
                 phases = _http_phases(url=url, server=server, secret=issued.secret, scope=scope, ask=ask, clients=clients,
                                       seconds=seconds, workers=workers, operations=operations, out=out)
+                paired = _paired(url=url, secret=issued.secret, scope=scope, ask=ask, seconds=seconds, out=out) \
+                    if "recall" in operations else None
         finally:
             _remembered_forget(principal=principal, scope=scope, after=last_episode, out=out)
         # Timed again on the same scope: a shared machine's speed drifts over the minutes the
@@ -135,8 +138,8 @@ def bench_api(
             scope_delete_throwaway(scope=scope)
     result = {
         "scope": scope.slug, "facts": facts_in_scope, "workers": workers, "native_threads": threads,
-        "embedder": get_embedder().name, "cores": _cores(), "in_process": inprocess, "http": phases,
-        **_targets(inprocess, phases),
+        "embedder": get_embedder().name, "cores": _cores(), "in_process": inprocess, "http": phases, "paired": paired,
+        **_targets(inprocess, phases, paired),
     }
     _summary(result, out)
     if keep and existing is None:
@@ -246,6 +249,48 @@ def _http_phases(*, url, server, secret, scope, ask, clients, seconds, workers, 
                       f"{data['db_cpu_ms_per_request']} + clients {data['client_cpu_ms_per_request']}, "
                       f"{data['cores_busy']} cores busy{', errors ' + str(data['errors']) if data['errors'] else ''}\n")
     return phases
+
+
+def _paired(*, url: str, secret: str, scope: Scope, ask, seconds: float, out) -> dict:
+    """Recall in this process and over HTTP at one client, in alternating blocks of
+    `PAIRED_BLOCK_SECONDS`, `seconds` of each in all, each block's pair asking the same questions
+    (which side goes first alternates too): the p50s compared were timed over the same minutes, so
+    the machine's drift (runs apart in time have differed by 7 ms at p50) moves both alike. The
+    server is idle while this process recalls, and the other way round."""
+    http = _Connection(url, {"Authorization": f"Bearer {secret}"})
+    path = f"/api/v1/scopes/{scope.slug}/recall"
+    local, remote = [], []
+
+    def in_process(question):
+        recall(scope=scope, query=question)
+        return 200
+
+    def over_http(question):
+        return http.post(path, {"query": question})
+
+    try:
+        for block in range(max(2, round(seconds / PAIRED_BLOCK_SECONDS))):
+            sides = [(local, in_process), (remote, over_http)]
+            for latencies, send in sides if block % 2 == 0 else sides[::-1]:
+                rng, deadline = random.Random(block), time.monotonic() + PAIRED_BLOCK_SECONDS
+                while time.monotonic() < deadline:
+                    question = ask(rng)
+                    started = time.perf_counter()
+                    status = send(question)
+                    if status != 200:
+                        raise InvalidInput(f"recall over HTTP answered {status} during the paired run.")
+                    latencies.append((time.perf_counter() - started) * 1000)
+    finally:
+        http.close()
+    result = {
+        "blocks": max(2, round(seconds / PAIRED_BLOCK_SECONDS)), "block_seconds": PAIRED_BLOCK_SECONDS,
+        "in_process_p50_ms": round(statistics.median(local), 2), "http_p50_ms": round(statistics.median(remote), 2),
+        "in_process_recalls": len(local), "http_recalls": len(remote),
+    }
+    out.write(f"paired at 1 client ({result['blocks']} alternating blocks of {PAIRED_BLOCK_SECONDS:g} s a side): in-process "
+              f"p50 {result['in_process_p50_ms']} ms over {len(local)} recalls, HTTP p50 {result['http_p50_ms']} ms over "
+              f"{len(remote)}\n")
+    return result
 
 
 def _drive(url: str, headers: dict, make, *, clients: int, seconds: float, server: psutil.Process) -> Phase:
@@ -407,10 +452,13 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-def _targets(inprocess: dict, phases: list[dict]) -> dict:
+def _targets(inprocess: dict, phases: list[dict], paired: dict | None = None) -> dict:
     """The issue's two figures, and what explains the second: the CPU one recall over HTTP
     costs (server, database and the clients, which share the cores) and how many cores the
-    benchmark had (a loaded machine gives the server less than all of them)."""
+    benchmark had (a loaded machine gives the server less than all of them). What HTTP adds at
+    one client comes from the paired run when there is one (both sides timed over the same
+    minutes); the unpaired difference (the one-client phase against the in-process runs before
+    and after the server) is kept beside it."""
     recalls = [p for p in phases if p["operation"] == "recall" and p["p50_ms"] is not None]
     if not recalls:
         return {}
@@ -418,7 +466,9 @@ def _targets(inprocess: dict, phases: list[dict]) -> dict:
     bound = _cores() / (inprocess["cpu_ms_per_recall"] / 1000) if inprocess["cpu_ms_per_recall"] else None
     http_cpu = _sum(most["server_cpu_ms_per_request"], most["db_cpu_ms_per_request"], most["client_cpu_ms_per_request"])
     return {
-        "added_ms_at_one_client": round(one["p50_ms"] - inprocess["p50_ms"], 2), "added_at_clients": one["clients"],
+        "added_ms_at_one_client": round(paired["http_p50_ms"] - paired["in_process_p50_ms"], 2) if paired
+        else round(one["p50_ms"] - inprocess["p50_ms"], 2),
+        "added_ms_unpaired": round(one["p50_ms"] - inprocess["p50_ms"], 2), "added_at_clients": 1 if paired else one["clients"],
         "throughput_at_most_clients": most["requests_per_second"], "most_clients": most["clients"],
         "cpu_bound_requests_per_second": round(bound, 1) if bound else None,
         "share_of_cpu_bound": round(most["requests_per_second"] / bound, 3) if bound else None,
@@ -433,9 +483,12 @@ def _summary(result: dict, out) -> None:
         return
     share = result["share_of_cpu_bound"]
     idle = result["share_of_cpu_bound_on_idle_cores"]
+    paired = result.get("paired")
+    base = paired["in_process_p50_ms"] if paired else result["in_process"]["p50_ms"]
+    how = "timed in alternating blocks" if paired else "against the runs before and after the server"
     out.write(
         f"HTTP and auth add {result['added_ms_at_one_client']} ms to the in-process recall p50 "
-        f"({result['in_process']['p50_ms']} ms) at {result['added_at_clients']} client(s); at {result['most_clients']} clients "
+        f"({base} ms, {how}) at {result['added_at_clients']} client(s); at {result['most_clients']} clients "
         f"recall reaches {result['throughput_at_most_clients']} req/s against the CPU bound {result['cores']} cores ÷ "
         f"{result['in_process']['cpu_ms_per_recall']} ms = {result['cpu_bound_requests_per_second']} req/s: "
         f"{round(100 * share, 1) if share is not None else '?'} %, with {result['cores_busy_at_most_clients']} of "

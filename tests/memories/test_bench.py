@@ -136,7 +136,11 @@ def test_bench_api_drives_a_live_server_and_cleans_up(cast, capsys):
     assert [(p["operation"], p["clients"]) for p in result["http"]] == [
         ("recall", 1), ("recall", 2), ("remember", 1), ("remember", 2)]
     assert all(p["requests"] > 0 and not p["errors"] for p in result["http"]), result["http"]
-    assert {"added_ms_at_one_client", "cpu_bound_requests_per_second", "share_of_cpu_bound", "http_cpu_ms_per_recall",
+    # What HTTP adds at one client: in-process and HTTP recalls timed in alternating blocks.
+    paired = result["paired"]
+    assert paired["blocks"] >= 2 and paired["in_process_recalls"] > 0 and paired["http_recalls"] > 0
+    assert result["added_ms_at_one_client"] == pytest.approx(paired["http_p50_ms"] - paired["in_process_p50_ms"], abs=0.01)
+    assert {"added_ms_at_one_client", "added_ms_unpaired", "cpu_bound_requests_per_second", "share_of_cpu_bound", "http_cpu_ms_per_recall",
             "cores_busy_at_most_clients", "share_of_cpu_bound_on_idle_cores"} <= set(result)
     assert all(p["client_cpu_ms_per_request"] > 0 and p["cores_busy"] > 0 for p in result["http"]), result["http"]
     # One native thread, as a server process has; a PyTorch this process loaded earlier (another
