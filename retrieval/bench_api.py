@@ -12,7 +12,8 @@ clients, and how many of the cores these three kept busy (the rest went to other
 sat idle).
 
 Two figures answer the issue's targets: what HTTP and auth add to the in-process recall p50 at
-one client, and recall throughput at the most clients against the CPU bound, cores ÷ CPU
+one client (after the recall phases, in-process and HTTP recalls in alternating one-second
+blocks asking the same questions, so both are timed over the same minutes), and recall throughput at the most clients against the CPU bound, cores ÷ CPU
 seconds per in-process recall. The client threads share the machine's cores with the server
 (their CPU is reported too). The in-process recall runs with the native thread limit a server
 process sets itself (memoryweb/warmup.py), so both sides embed alike, and is timed again after
@@ -121,10 +122,8 @@ def bench_api(
         last_episode = Episode.objects.in_scope(scope).aggregate(last=Max("pk"))["last"] or 0
         try:
             with _server(workers=workers) as (url, server):
-                phases = _http_phases(url=url, server=server, secret=issued.secret, scope=scope, ask=ask, clients=clients,
-                                      seconds=seconds, workers=workers, operations=operations, out=out)
-                paired = _paired(url=url, secret=issued.secret, scope=scope, ask=ask, seconds=seconds, out=out) \
-                    if "recall" in operations else None
+                phases, paired = _http_phases(url=url, server=server, secret=issued.secret, scope=scope, ask=ask,
+                                              clients=clients, seconds=seconds, workers=workers, operations=operations, out=out)
         finally:
             _remembered_forget(principal=principal, scope=scope, after=last_episode, out=out)
         # Timed again on the same scope: a shared machine's speed drifts over the minutes the
@@ -222,7 +221,9 @@ def _mean(before: dict, after: dict) -> dict:
     return {"queries": before["queries"], **{key: mean(key) for key in before if key != "queries"}}
 
 
-def _http_phases(*, url, server, secret, scope, ask, clients, seconds, workers, operations, out) -> list[dict]:
+def _http_phases(*, url, server, secret, scope, ask, clients, seconds, workers, operations, out) -> tuple[list[dict], dict | None]:
+    """Each operation at each client count; after the recalls (before any remember grows the
+    scope), the paired one-client run (`_paired`)."""
     headers = {"Authorization": f"Bearer {secret}"}
     recall_path = f"/api/v1/scopes/{scope.slug}/recall"
     texts = [m["text"] for _, messages in synthetic_sessions(turns=500, session_size=50) for m in messages]
@@ -235,10 +236,12 @@ def _http_phases(*, url, server, secret, scope, ask, clients, seconds, workers, 
 
     # Every worker loads its model and opens its connections before anything is timed.
     _drive(url, headers, recall_request, clients=max(2 * workers, 2), seconds=max(3.0, min(seconds, 10.0)), server=server)
-    phases = []
+    phases, paired = [], None
     for operation, make in (("recall", recall_request), ("remember", remember_request)):
         if operation not in operations:
             continue
+        if operation == "remember" and "recall" in operations:
+            paired = _paired(url=url, secret=secret, scope=scope, ask=ask, seconds=seconds, out=out)
         for count in clients:
             phase = _drive(url, headers, make, clients=count, seconds=seconds, server=server)
             phase.operation = operation
@@ -248,7 +251,9 @@ def _http_phases(*, url, server, secret, scope, ask, clients, seconds, workers, 
                       f"p95 {data['p95_ms']} ms, CPU ms/request: server {data['server_cpu_ms_per_request']} + db "
                       f"{data['db_cpu_ms_per_request']} + clients {data['client_cpu_ms_per_request']}, "
                       f"{data['cores_busy']} cores busy{', errors ' + str(data['errors']) if data['errors'] else ''}\n")
-    return phases
+    if paired is None and "recall" in operations:
+        paired = _paired(url=url, secret=secret, scope=scope, ask=ask, seconds=seconds, out=out)
+    return phases, paired
 
 
 def _paired(*, url: str, secret: str, scope: Scope, ask, seconds: float, out) -> dict:
