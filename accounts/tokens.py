@@ -133,6 +133,12 @@ def token_row_recent(key: tuple, read: Callable[[], tuple | None]) -> tuple | No
     return _recent.get(key, read)
 
 
+def token_rows_recent_clear() -> None:
+    """Forget every row `token_row_recent` keeps (tests start each from none)."""
+    with _recent.lock:
+        _recent.rows = {}
+
+
 def token_authenticate(raw: str, *, lookup: Callable[[str], ApiToken | None] | None = None) -> ApiToken | None:
     """The one place a bearer string becomes a token. Wrong, revoked and expired tokens give None.
 

@@ -48,12 +48,14 @@ async def _body_read(receive, length: int) -> bytes | None:
 
 
 def _stated_length(scope) -> int | None:
+    """The Content-Length the request states, or None (absent, or not a length): read as before."""
     for name, value in scope["headers"]:
         if name == b"content-length":
             try:
-                return int(value)
+                length = int(value)
             except ValueError:
                 return None
+            return length if length >= 0 else None
     return None
 
 

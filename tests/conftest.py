@@ -36,11 +36,11 @@ def _fast_settings(settings):
 def _no_token_rows_kept_across_tests():
     """The token rows a process keeps for a second (accounts.tokens.token_row_recent) start empty in
     each test: a rolled-back test's scope could come back under the same slug with another id."""
-    from accounts import tokens
+    from accounts.tokens import token_rows_recent_clear
 
-    tokens._recent.rows.clear()
+    token_rows_recent_clear()
     yield
-    tokens._recent.rows.clear()
+    token_rows_recent_clear()
 
 
 @pytest.fixture(autouse=True)

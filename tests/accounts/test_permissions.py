@@ -156,9 +156,9 @@ def test_the_scope_read_with_the_token_decides_as_scope_get_s_own_read(cast):
     assert token_and_scope_read(secrets[0][:-2] + "xx", "alpha") is None
     assert token_and_scope_read("mw_nope", "alpha") is None
     ApiToken.objects.filter(name="ro").update(revoked_at=timezone.now())
-    from accounts import tokens
+    from accounts.tokens import token_rows_recent_clear
 
-    tokens._recent.rows.clear()  # as a second later: the row this process kept is read again
+    token_rows_recent_clear()  # as a second later: the row this process kept is read again
     assert token_and_scope_read(secrets[0], "alpha") is None
 
 
@@ -182,8 +182,13 @@ def test_a_token_s_row_is_read_once_a_second_and_a_revocation_here_is_seen_at_on
         assert token_and_scope_read(issued.secret, "alpha") is not None
     with CaptureQueriesContext(connection) as again:
         principal = token_and_scope_read(issued.secret, "alpha")
-        assert scope_get(principal, "alpha").pk == cast.scope_a.pk
+        scope = scope_get(principal, "alpha")
+        assert scope.pk == cast.scope_a.pk
     assert len(first.captured_queries) == 1 and not again.captured_queries
+    # Each call gets models of its own from the kept row: nothing one request changes reaches another.
+    other = token_and_scope_read(issued.secret, "alpha")
+    assert other.token is not principal.token and other.user is not principal.user
+    assert scope_get(other, "alpha").settings is not scope.settings
     assert token_and_scope_read(issued.secret[:-2] + "xx", "alpha") is None  # the secret is checked every time
     assert token_and_scope_read(issued.secret, "alpha-two") is not None  # another scope: its own read
     # Revoked elsewhere: within the second the kept row still lets it in, after it not.

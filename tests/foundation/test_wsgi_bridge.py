@@ -177,6 +177,8 @@ def test_a_body_of_no_stated_length_and_an_empty_one_reach_the_app():
     assert sent[0]["status"] == 200 and sent[1]["body"] == b""
     sent, _, _ = serve_body([{"type": "http.request", "body": b"ignored", "more_body": False}], length=None)
     assert sent[0]["status"] == 200 and sent[1]["body"] == b""  # as WSGI reads it: no length, no body
+    sent, hand_offs, _ = serve_body([{"type": "http.request", "body": b"x", "more_body": False}], length=-1)
+    assert sent[0]["status"] == 200 and hand_offs == 2  # not a length: left to the app to read, as before
 
 
 def test_a_client_that_leaves_before_its_body_arrives_gets_no_answer_and_the_app_never_runs():

@@ -2,8 +2,6 @@
 the module, on the test database): the tools work for a valid token, and every refusal is an HTTP
 401 before MCP or a tool error, with nothing written."""
 
-import time
-
 import anyio
 import httpx
 import httpx2
@@ -15,6 +13,7 @@ from tests.integration.mcp_world import (
     CALL_TIMEOUT, episode_count, error_text, expected_tools, live_server, payload, remember_recall_answer_history,
     server_env,
 )
+from tests.integration.workers import wait_for
 
 # django_db: the test database is set up (and each test reads it in its own transaction).
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
@@ -171,14 +170,9 @@ def test_remember_with_an_idempotency_key_twice_writes_once_and_every_call_is_lo
     _, (first, again) = run_session(server, mcp_world.tokens["write"], calls)
     assert first.content[0].text == again.content[0].text
     assert episode_count() == before + 1
-    deadline = time.monotonic() + 10  # the server writes its calls' rows within MEMORYWEB_CALL_LOG_DELAY
-    while remembered.count() < logged + 2:
-        assert time.monotonic() < deadline, "the calls were not logged"
-        time.sleep(0.1)
+    wait_for(lambda: remembered.count() >= logged + 2, timeout=10, interval=0.1)  # written within MEMORYWEB_CALL_LOG_DELAY
     assert remembered.count() == logged + 2
     refused = httpx.post(f"{server}/mcp", json={}, headers={"Accept": "application/json, text/event-stream"}, timeout=30)
     assert refused.status_code == 401
-    deadline = time.monotonic() + 10  # a refusal is logged just after its answer went out
-    while not ApiCall.objects.filter(door="mcp", status=401, user__isnull=True).exists():
-        assert time.monotonic() < deadline, "the refused call was not logged"
-        time.sleep(0.1)
+    # A refusal is logged just after its answer went out.
+    wait_for(lambda: ApiCall.objects.filter(door="mcp", status=401, user__isnull=True).exists(), timeout=10, interval=0.1)
