@@ -105,7 +105,7 @@ def _weights(scope: Scope, lexemes: list[str], collections: list[str]) -> _Weigh
 
 def bm25_candidates(
     *, scope: Scope, lexemes: list[str], collections: list[str], limit: int, doc_filter: str = "", params: list | None = None,
-    speaker: str = "",
+    speaker: str = "", posting_filter: tuple[str, dict] = ("", {}),
 ) -> dict[str, list[Hit]]:
     """The top `limit` documents per collection by BM25, best first.
 
@@ -114,6 +114,9 @@ def bm25_candidates(
     the query so the pool is filled with eligible documents.
     `speaker`: the one speaker the question names; their documents' scores are multiplied by
     1 + RETRIEVAL_SPEAKER_BOOST ("what did Caroline paint?" is about what Caroline said).
+    `posting_filter`: a condition on the posting `p`, with its named parameters, that `doc_filter`
+    implies (a narrow time window's documents): the postings of documents it leaves out are not
+    scored, and those documents not read one by one only to be rejected.
     """
     if not lexemes or not collections:
         return {}
@@ -144,7 +147,7 @@ def bm25_candidates(
                        array_position(%(collections)s::text[], p.collection::text) AS ci,
                        array_position(%(lexemes)s::text[], p.lexeme) AS li
                 FROM retrieval_posting p
-                WHERE p.scope_id = %(scope)s AND p.collection = ANY(%(collections)s) AND p.lexeme = ANY(%(lexemes)s){selecting}
+                WHERE p.scope_id = %(scope)s AND p.collection = ANY(%(collections)s) AND p.lexeme = ANY(%(lexemes)s){posting_filter[0]}{selecting}
             ) q
             GROUP BY q.document_id
         )
@@ -164,6 +167,7 @@ def bm25_candidates(
         "idfs": weights.idfs, "lexeme_count": len(weights.lexemes), "k_const": weights.k_const, "k_length": weights.k_length,
         "limit": limit, "speaker": speaker, "boost": settings.RETRIEVAL_SPEAKER_BOOST,
     }
+    named.update(posting_filter[1])
     for index, value in enumerate(params or []):
         named[f"p{index}"] = value
     out: dict[str, list[Hit]] = {}

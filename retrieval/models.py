@@ -45,6 +45,10 @@ class SearchDocument(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["collection", "target_id"], name="retrieval_searchdoc_unique_target"),
         ]
+        indexes = [
+            # A time window's documents (retrieval/search/eligibility.py: window_documents).
+            models.Index(fields=["scope", "occurred_at"], name="retr_searchdoc_moment_idx"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.collection}:{self.target_id}"

@@ -90,6 +90,7 @@ def _ago(now: datetime, count: int, unit: str) -> datetime:
 
 _MONTH_NAMES = "|".join(sorted((m for m in MONTHS if m != "may"), key=len, reverse=True))
 _NUM_WORDS = "|".join(sorted(NUMBERS, key=len, reverse=True))
+_FULL_MONTHS = "|".join(name for name in calendar.month_name if name and name != "May")
 
 # Expressions that name a period; each returns (start, end) for a `now`.
 _PERIOD_PATTERNS: list[tuple[re.Pattern, str]] = [
@@ -108,7 +109,9 @@ _PERIOD_PATTERNS: list[tuple[re.Pattern, str]] = [
     (re.compile(r"\b()(spring|summer|autumn|fall|winter),? (?:of )?(\d{4})\b", re.I), "season"),
     (re.compile(rf"\b({_MONTH_NAMES}|may)\.? (?:of )?(\d{{4}})\b", re.I), "month_year"),
     (re.compile(rf"\b(?:in|during|since|before|after|until|of) (?:early |late |mid-?)?({_MONTH_NAMES}|may)\b(?! \d)", re.I), "month"),
-    (re.compile(rf"\b({_MONTH_NAMES})\b(?! \d)", re.I), "month"),
+    # A month named alone must look like one: its full name, capitalised ("what happened in
+    # the pride march", "what did Jan say", "the dec party" name no month).
+    (re.compile(rf"\b({_FULL_MONTHS})\b(?! \d)"), "month"),
     (re.compile(r"\b(?:in |during |of )?((?:19|20)\d{2})\b", re.I), "year"),
 ]
 _RELATION = re.compile(r"\b(since|after|before|until|till)\s+$", re.I)

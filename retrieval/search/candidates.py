@@ -20,7 +20,7 @@ from retrieval.fulltext import Hit, bm25_candidates, unindexed_candidates
 from retrieval.indexing import Backlog
 from retrieval.models import Collection
 from retrieval.intents import attributes_asked
-from retrieval.search.eligibility import document_filter, fact_eligible
+from retrieval.search.eligibility import document_filter, fact_eligible, window_postings
 from retrieval.search.question import Question, entities_named, named_speaker
 from retrieval.vector import VectorHit, vector_candidates, vector_search_exact
 
@@ -75,27 +75,28 @@ def candidates_memo():
 
 def candidates_gather(
     q: Question, *, lexemes: list[str], query_vector: list[float] | QueryVectors | Soon | None, embedder: Embedder, collections: list[str],
-    pool: int, backlog: Backlog, searchable: list[str], timings: dict,
+    pool: int, backlog: Backlog, searchable: list[str], timings: dict, narrow_window: bool = False,
 ) -> Candidates:
     """Every list for `q`. `collections`: those with documents; `searchable`: every collection
     the question's kinds may use (un-indexed rows may belong to one with no document yet);
     `query_vector`: the query's vector (one for every collection), its `QueryVectors`, or their
-    embedding under way (`Soon`)."""
+    embedding under way (`Soon`); `narrow_window`: `q`'s window holds few documents
+    (`window_documents`), so BM25 scores only theirs."""
     memo = _memo.get()
     if memo is None:
         return _gather(q, lexemes=lexemes, query_vector=query_vector, embedder=embedder, collections=collections,
-                       pool=pool, backlog=backlog, searchable=searchable, timings=timings)
+                       pool=pool, backlog=backlog, searchable=searchable, timings=timings, narrow_window=narrow_window)
     key = (q.scope.pk, q.text, repr(q.window), q.as_of, q.history, q.changes, q.kinds, q.speaker_filter,
-           getattr(q.speaker_entity, "pk", None), pool, tuple(collections), backlog.pending)
+           getattr(q.speaker_entity, "pk", None), pool, tuple(collections), backlog.pending, narrow_window)
     if key not in memo:
         memo[key] = _gather(q, lexemes=lexemes, query_vector=query_vector, embedder=embedder, collections=collections,
-                            pool=pool, backlog=backlog, searchable=searchable, timings=timings)
+                            pool=pool, backlog=backlog, searchable=searchable, timings=timings, narrow_window=narrow_window)
     return memo[key]
 
 
 def _gather(
     q: Question, *, lexemes: list[str], query_vector: list[float] | QueryVectors | Soon | None, embedder: Embedder, collections: list[str],
-    pool: int, backlog: Backlog, searchable: list[str], timings: dict,
+    pool: int, backlog: Backlog, searchable: list[str], timings: dict, narrow_window: bool,
 ) -> Candidates:
     scope = q.scope
     started = time.perf_counter()
@@ -106,7 +107,7 @@ def _gather(
         doc_filter, params = document_filter(q) if collections else ("", [])
         hits = bm25_candidates(
             scope=scope, lexemes=lexemes, collections=collections, limit=pool, doc_filter=doc_filter, params=params,
-            speaker=named_speaker(scope, q.text, q.speakers),
+            speaker=named_speaker(scope, q.text, q.speakers), posting_filter=window_postings(q) if narrow_window else ("", {}),
         ) if collections else {}
         unindexed = unindexed_candidates(scope=scope, lexemes=lexemes, collections=searchable, backlog=backlog, limit=pool)
         lap["bm25"] = time.perf_counter() - t0

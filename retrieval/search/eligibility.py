@@ -76,6 +76,69 @@ def document_filter(q: Question) -> tuple[str, list]:
     return sql, list(params)
 
 
+# A window holding at most this many documents (other than facts') is searched by its documents:
+# BM25 scores only their postings. A wider one is searched as before, reading documents in score
+# order until enough pass (most do).
+WINDOW_PREFILTER_MAX = 5000
+
+
+def window_documents(q: Question, collections: list[str]) -> int:
+    """How many documents of `collections` `q`'s window and `as_of` let through, counted up to
+    WINDOW_PREFILTER_MAX (a fact's document counts once for any: facts go by their validity). 0:
+    nothing in the window could be found, so it is not searched at all ("last year" in a
+    conversation of this year)."""
+    moments = [c for c in collections if c != Collection.FACT]
+    rule, params = _moment_sql(q.window, q.as_of, alias="d")
+    count = 0
+    with connection.cursor() as cursor:
+        if moments:
+            cursor.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM retrieval_searchdocument d WHERE d.scope_id = %(scope)s"
+                f" AND d.collection = ANY(%(collections)s){rule} LIMIT %(cap)s) s",
+                {"scope": q.scope.pk, "collections": moments, "cap": WINDOW_PREFILTER_MAX, **params},
+            )
+            count = cursor.fetchone()[0]
+        if Collection.FACT in collections:
+            sql, fact_params = document_filter(q)
+            cursor.execute(
+                "SELECT EXISTS (SELECT 1 FROM retrieval_searchdocument WHERE retrieval_searchdocument.scope_id = %(scope)s"
+                f" AND retrieval_searchdocument.collection = %(fact)s{sql})",
+                {"scope": q.scope.pk, "fact": Collection.FACT, **{f"p{index}": value for index, value in enumerate(fact_params)}},
+            )
+            count += int(cursor.fetchone()[0])
+    return count
+
+
+def window_postings(q: Question) -> tuple[str, dict]:
+    """For BM25 (`bm25_candidates`' `posting_filter`): only the postings of the window's
+    documents, as a condition on the posting `p` with its named parameters; a fact's postings all
+    pass (its document filter judges the fact)."""
+    rule, params = _moment_sql(q.window, q.as_of, alias="w")
+    return (
+        f" AND (p.collection = '{Collection.FACT}' OR p.document_id IN (SELECT w.id FROM retrieval_searchdocument w"
+        f" WHERE w.scope_id = %(scope)s AND w.collection <> '{Collection.FACT}'{rule}))",
+        params,
+    )
+
+
+def _moment_sql(window: TimeWindow | None, as_of: datetime | None, *, alias: str) -> tuple[str, dict]:
+    """The moment rule (`_moment_rule`) as SQL on `alias.occurred_at`, with named parameters."""
+    parts, params = [], {}
+    if as_of is not None:
+        parts.append(f"{alias}.occurred_at <= %(m_as_of)s")
+        params["m_as_of"] = as_of
+    if window is not None:
+        if window.start is None and window.end is None:
+            parts.append(f"{alias}.occurred_at IS NOT NULL")
+        if window.start is not None:
+            parts.append(f"{alias}.occurred_at >= %(m_start)s")
+            params["m_start"] = window.start
+        if window.end is not None:
+            parts.append(f"{alias}.occurred_at < %(m_end)s")
+            params["m_end"] = window.end
+    return "".join(f" AND {part}" for part in parts), params
+
+
 # Building and compiling the querysets costs about a millisecond on every BM25 search; most
 # questions have no window and no as_of, so they share a handful of compiled conditions.
 @lru_cache(maxsize=256)

@@ -14,6 +14,7 @@ from retrieval.indexing import Backlog, index_catch_up
 from retrieval.models import Collection, CorpusStat, IndexState
 from retrieval.ranking import pool_size
 from retrieval.search.candidates import QueryVectors, candidates_gather
+from retrieval.search.eligibility import WINDOW_PREFILTER_MAX, window_documents
 from retrieval.search.fusion import candidates_fuse, lanes_score
 from retrieval.search.hydration import items_hydrate
 from retrieval.search.question import Question, collections_for, dense_query, dense_text, kinds_asked, question_read
@@ -90,16 +91,24 @@ def _searched(
     collections = [c for c in searchable if sizes.get(c)]
     lexemes = query_lexemes(q.text)
 
-    def rank(question: Question, laps: dict) -> tuple[list[RecallItem], list[str]]:
+    def rank(question: Question, laps: dict, narrow: bool = False) -> tuple[list[RecallItem], list[str]]:
         return _rank(question, lexemes=lexemes, query_vector=vector or query_vector, embedder=embedder, collections=collections,
-                     searchable=searchable, pool=pool, k=k, evidence=evidence, backlog=backlog, timings=laps)
+                     searchable=searchable, pool=pool, k=k, evidence=evidence, backlog=backlog, timings=laps, narrow_window=narrow)
 
-    out, entity_names = rank(q, timings)
+    # A time window's documents are counted first (up to WINDOW_PREFILTER_MAX). One that holds
+    # none is not searched (nothing in it could be found; un-indexed rows could be, so not while
+    # the index is behind): its results all come from outside it, as below. One that holds few
+    # is searched by its documents (BM25 scores only their postings).
+    held = window_documents(q, collections) if q.window is not None and collections and not backlog.pending else None
+    empty = held == 0
+    out, entity_names = rank(q, timings, narrow=held is not None and held < WINDOW_PREFILTER_MAX) if not empty else ([], [])
     if q.window is not None and len(out) < k:
         # The window holds fewer than k results: the rest come from outside it, after them and
         # marked, rather than leave the caller with nothing (a question's "last year" may mean
         # the year before the conversation, not before now).
-        more, _ = rank(replace(q, window=None, changes=False), {})
+        more, names = rank(replace(q, window=None, changes=False), timings if empty else {})
+        if empty:
+            entity_names = names  # the only search made
         seen = {(i.kind, i.pk) for i in out}
         floor = min((i.score for i in out), default=0.0)
         for item in more:
@@ -147,11 +156,11 @@ def _embedding_start(*, scope: Scope, query: str, filters: dict | None) -> tuple
 
 def _rank(
     q: Question, *, lexemes: list[str], query_vector: list[float] | QueryVectors | Soon | None, embedder: Embedder, collections: list[str],
-    searchable: list[str], pool: int, k: int, evidence: bool, backlog: Backlog, timings: dict,
+    searchable: list[str], pool: int, k: int, evidence: bool, backlog: Backlog, timings: dict, narrow_window: bool = False,
 ) -> tuple[list[RecallItem], list[str]]:
     """Candidate lists → fused → the eligible rows of the head → lane scores, best first."""
     found = candidates_gather(q, lexemes=lexemes, query_vector=query_vector, embedder=embedder, collections=collections,
-                              pool=pool, backlog=backlog, searchable=searchable, timings=timings)
+                              pool=pool, backlog=backlog, searchable=searchable, timings=timings, narrow_window=narrow_window)
     t0 = time.perf_counter()
     fused = candidates_fuse(found, q=q, pool=pool, evidence=evidence)
     # Only the head of the fused list is loaded and scored on the lanes (importance and recency

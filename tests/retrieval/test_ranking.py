@@ -71,6 +71,9 @@ def d(*args) -> datetime:
         ("last month", d(2025, 5, 1), d(2025, 6, 1), "last month"),
         ("since March", d(2025, 3, 1), NOW, "since March"),
         ("in August", d(2024, 8, 1), d(2024, 9, 1), "in August"),
+        ("what happened in march", d(2025, 3, 1), d(2025, 4, 1), "in march"),
+        ("plans for September", d(2024, 9, 1), d(2024, 10, 1), "September"),
+        ("the pride march in June", d(2024, 6, 1), d(2024, 7, 1), "in June"),
         ("before March 2025", None, d(2025, 3, 1), "before March 2025"),
         ("after 2023", d(2024, 1, 1), None, "after 2023"),
         ("on October 13, 2023", d(2023, 10, 13), d(2023, 10, 14), "October 13, 2023"),
@@ -86,7 +89,9 @@ def test_temporal_phrases_become_windows(text, start, end, phrase):
 
 
 @pytest.mark.parametrize(
-    "text", ["Where do I live?", "What are your plans for the summer?", "May I ask something?", "How long ago was her 18th birthday?"]
+    "text", ["Where do I live?", "What are your plans for the summer?", "May I ask something?", "How long ago was her 18th birthday?",
+             "Did Caroline join the pride march?", "What did Jan say about the move?", "Who came to the dec party?",
+             "Which march did they organise?"]
 )
 def test_phrases_without_a_time_give_no_window(text):
     assert parse_time(text, now=NOW) is None
