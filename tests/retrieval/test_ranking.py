@@ -73,7 +73,7 @@ def d(*args) -> datetime:
         ("in August", d(2024, 8, 1), d(2024, 9, 1), "in August"),
         ("what happened in march", d(2025, 3, 1), d(2025, 4, 1), "in march"),
         ("plans for September", d(2024, 9, 1), d(2024, 10, 1), "September"),
-        ("the pride march in June", d(2024, 6, 1), d(2024, 7, 1), "in June"),
+        ("the pride march in June", d(2025, 6, 1), d(2025, 7, 1), "in June"),
         ("before March 2025", None, d(2025, 3, 1), "before March 2025"),
         ("after 2023", d(2024, 1, 1), None, "after 2023"),
         ("on October 13, 2023", d(2023, 10, 13), d(2023, 10, 14), "October 13, 2023"),
