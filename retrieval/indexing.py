@@ -142,12 +142,13 @@ def _analyze() -> None:
     pages all-visible: until then BM25's index-only scan of the postings visits the table for
     each one (a question on a conversation just imported: 4,369 such visits; BM25 p50 on the
     LOCOMO dev pair 8.2 → 6.7 ms). VACUUM passes over pages already all-visible, so it costs
-    what was written; it waits for no writer."""
+    what was written; it waits for no writer, and SKIP_LOCKED leaves a table another VACUUM
+    holds (another indexer's, autovacuum's) to that one."""
     with connection.cursor() as cursor:
         if connection.in_atomic_block:
             cursor.execute("ANALYZE retrieval_searchdocument, retrieval_embedding")
         else:
-            cursor.execute("VACUUM (ANALYZE) retrieval_searchdocument, retrieval_posting")
+            cursor.execute("VACUUM (ANALYZE, SKIP_LOCKED) retrieval_searchdocument, retrieval_posting")
             cursor.execute("ANALYZE retrieval_embedding")
 
 

@@ -143,3 +143,27 @@ def test_a_bulk_index_run_vacuums_the_documents_and_postings(cast, monkeypatch):
     note(scope, "one more dinner", when=at(2025, 3, 9))
     assert index_pending(scope=scope, full=True) == 1
     assert vacuums() == before + 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_vacuum_leaves_a_table_another_vacuum_holds_and_does_not_wait(cast, monkeypatch):
+    """SKIP_LOCKED: a lock that conflicts with VACUUM (another VACUUM's, held here by hand) makes the
+    indexer skip the table rather than wait for it."""
+    from django.db import connections
+
+    monkeypatch.setattr(indexing, "BULK_DOCUMENTS", 4)
+    other = connections.create_connection("default")
+    try:
+        other.set_autocommit(False)
+        with other.cursor() as cursor:
+            cursor.execute("LOCK TABLE retrieval_posting IN SHARE UPDATE EXCLUSIVE MODE")
+        with connection.cursor() as cursor:
+            cursor.execute("SET statement_timeout = '20s'")  # waiting would fail the test, not hang it
+        for i in range(5):
+            note(cast.scope_a, f"dinner number {i} with Sam", when=at(2025, 3, i + 1))
+        assert index_pending(scope=cast.scope_a) == 5
+    finally:
+        other.rollback()
+        other.close()
+        with connection.cursor() as cursor:
+            cursor.execute("SET statement_timeout = 0")
