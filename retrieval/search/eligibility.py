@@ -88,22 +88,22 @@ def window_documents(q: Question, collections: list[str]) -> int:
     nothing in the window could be found, so it is not searched at all ("last year" in a
     conversation of this year)."""
     moments = [c for c in collections if c != Collection.FACT]
-    rule, params = _moment_sql(q.window, q.as_of, alias="d")
     count = 0
     with connection.cursor() as cursor:
         if moments:
+            rule, params = _moment_sql(q.window, q.as_of)
             cursor.execute(
-                "SELECT count(*) FROM (SELECT 1 FROM retrieval_searchdocument d WHERE d.scope_id = %(scope)s"
-                f" AND d.collection = ANY(%(collections)s){rule} LIMIT %(cap)s) s",
-                {"scope": q.scope.pk, "collections": moments, "cap": WINDOW_PREFILTER_MAX, **params},
+                "SELECT count(*) FROM (SELECT 1 FROM retrieval_searchdocument WHERE retrieval_searchdocument.scope_id = %(scope)s"
+                f" AND retrieval_searchdocument.collection = ANY(%(collections)s){rule} LIMIT %(cap)s) s",
+                {"scope": q.scope.pk, "collections": moments, "cap": WINDOW_PREFILTER_MAX, **_named("m", params)},
             )
             count = cursor.fetchone()[0]
         if Collection.FACT in collections:
-            sql, fact_params = document_filter(q)
+            rule, params = _document_sql(q.window, q.as_of, q.history, q.changes)
             cursor.execute(
                 "SELECT EXISTS (SELECT 1 FROM retrieval_searchdocument WHERE retrieval_searchdocument.scope_id = %(scope)s"
-                f" AND retrieval_searchdocument.collection = %(fact)s{sql})",
-                {"scope": q.scope.pk, "fact": Collection.FACT, **{f"p{index}": value for index, value in enumerate(fact_params)}},
+                f" AND retrieval_searchdocument.collection = %(fact)s{rule})",
+                {"scope": q.scope.pk, "fact": Collection.FACT, **_named("p", params)},
             )
             count += int(cursor.fetchone()[0])
     return count
@@ -113,30 +113,34 @@ def window_postings(q: Question) -> tuple[str, dict]:
     """For BM25 (`bm25_candidates`' `posting_filter`): only the postings of the window's
     documents, as a condition on the posting `p` with its named parameters; a fact's postings all
     pass (its document filter judges the fact)."""
-    rule, params = _moment_sql(q.window, q.as_of, alias="w")
+    rule, params = _moment_sql(q.window, q.as_of)
     return (
-        f" AND (p.collection = '{Collection.FACT}' OR p.document_id IN (SELECT w.id FROM retrieval_searchdocument w"
-        f" WHERE w.scope_id = %(scope)s AND w.collection <> '{Collection.FACT}'{rule}))",
-        params,
+        f" AND (p.collection = '{Collection.FACT}' OR p.document_id IN (SELECT retrieval_searchdocument.id"
+        " FROM retrieval_searchdocument WHERE retrieval_searchdocument.scope_id = %(scope)s"
+        f" AND retrieval_searchdocument.collection <> '{Collection.FACT}'{rule}))",
+        _named("m", params),
     )
 
 
-def _moment_sql(window: TimeWindow | None, as_of: datetime | None, *, alias: str) -> tuple[str, dict]:
-    """The moment rule (`_moment_rule`) as SQL on `alias.occurred_at`, with named parameters."""
-    parts, params = [], {}
-    if as_of is not None:
-        parts.append(f"{alias}.occurred_at <= %(m_as_of)s")
-        params["m_as_of"] = as_of
-    if window is not None:
-        if window.start is None and window.end is None:
-            parts.append(f"{alias}.occurred_at IS NOT NULL")
-        if window.start is not None:
-            parts.append(f"{alias}.occurred_at >= %(m_start)s")
-            params["m_start"] = window.start
-        if window.end is not None:
-            parts.append(f"{alias}.occurred_at < %(m_end)s")
-            params["m_end"] = window.end
-    return "".join(f" AND {part}" for part in parts), params
+def _named(prefix: str, params) -> dict:
+    """Positional parameters as the named ones `_compiled` wrote for them."""
+    return {f"{prefix}{index}": value for index, value in enumerate(params)}
+
+
+def _compiled(rule: Q, prefix: str) -> tuple[str, tuple]:
+    """`rule` on `retrieval_searchdocument` as " AND <SQL>" and its values; Django's placeholders
+    become named ones, in order (`%(<prefix>N)s`, as BM25's statement takes them)."""
+    query = SearchDocument.objects.filter(rule).query
+    sql, params = query.get_compiler(connection=connection).compile(query.where)
+    first, *rest = sql.split("%s")
+    return " AND " + first + "".join(f"%({prefix}{index})s{part}" for index, part in enumerate(rest)), tuple(params)
+
+
+@lru_cache(maxsize=256)
+def _moment_sql(window: TimeWindow | None, as_of: datetime | None) -> tuple[str, tuple]:
+    """The moment rule alone (`_moment_rule`, a turn's, window's or episode's) on
+    `retrieval_searchdocument.occurred_at`, parameters `%(mN)s`."""
+    return _compiled(_moment_rule(window=window, as_of=as_of, field="occurred_at"), "m")
 
 
 # Building and compiling the querysets costs about a millisecond on every BM25 search; most
@@ -148,10 +152,7 @@ def _document_sql(window: TimeWindow | None, as_of: datetime | None, history: bo
     )
     moments = _moment_rule(window=window, as_of=as_of, field="occurred_at")
     rule = Q(Q(collection=Collection.FACT), Exists(facts)) | Q(~Q(collection=Collection.FACT), moments)
-    query = SearchDocument.objects.filter(rule).query
-    sql, params = query.get_compiler(connection=connection).compile(query.where)
-    first, *rest = sql.split("%s")  # Django's placeholders, in order, become the named ones BM25 uses
-    return " AND " + first + "".join(f"%(p{index})s{part}" for index, part in enumerate(rest)), tuple(params)
+    return _compiled(rule, "p")
 
 
 def _within(moment, start: datetime | None, end: datetime | None) -> Q:
