@@ -48,11 +48,11 @@ def native_threads_limit(threads: int = SERVER_NATIVE_THREADS) -> int:
 
 
 def warm_up() -> None:
-    from memoryweb.providers.embedders import get_embedder
+    from memoryweb.providers.embedders import embedder_warm_up, get_embedder
     from retrieval import temporal
 
     try:
-        get_embedder().embed(["warming up"])
+        embedder_warm_up(get_embedder())
         temporal.warm_up()
     except Exception as exc:  # the first request will meet the same error and report it
         logger.warning("warm-up failed (%s: %s); the first request will load what it needs", exc.__class__.__name__, exc)

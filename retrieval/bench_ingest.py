@@ -24,7 +24,7 @@ from django.test.utils import override_settings
 
 from accounts.permissions import Principal
 from memoryweb.progress import no_progress
-from memoryweb.providers.embedders import get_embedder
+from memoryweb.providers.embedders import embedder_warm_up, get_embedder
 from memories.models import Episode, EpisodeStatus, Fact, Scope
 from memories.scopes import scope_create
 from memories.services.extract import episode_claim, episode_extract
@@ -141,7 +141,7 @@ def bench_ingest(
     try:
         started = time.perf_counter()
         embedder = get_embedder()
-        embedder.embed(["warm up"])
+        embedder_warm_up(embedder)
         model_load = time.perf_counter() - started
 
         sessions = locomo_sessions(dataset, turns=turns) if dataset else synthetic_sessions(turns=turns, session_size=session_size)

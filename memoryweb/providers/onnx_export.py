@@ -16,7 +16,14 @@ the same vectors.
 (onnxruntime's offline transformer optimiser, which also fuses attention into one kernel, was
 slower still on these short texts.) A model TorchScript cannot trace is exported by dynamo.
 
-Nothing is downloaded: the export reads only local files, with HF_HUB_OFFLINE set.
+Beside the ONNX graph, the same model traced by TorchScript under bfloat16 autocast and frozen
+(`bf16_model_path`, `model-bf16.pt`): the local embedder runs its large batches through it on CPUs
+that multiply bfloat16 natively (AMX, AVX512-BF16), where it costs 0.36 of the fp32 graph's time
+for the same vectors to a cosine of 0.9999 (the matrix products in bfloat16 with fp32
+accumulation; layer norms, softmax and pooling stay fp32, as autocast keeps them). Loading it
+needs only torch (about a second), not sentence-transformers or transformers.
+
+Nothing is downloaded: the exports read only local files, with HF_HUB_OFFLINE set.
 """
 
 import hashlib
@@ -34,6 +41,7 @@ logger = logging.getLogger("memoryweb.providers")
 
 EXPORT_VERSION = 2
 ONNX_FILE = {False: "model.onnx", True: "model-int8.onnx"}
+BF16_FILE = "model-bf16.pt"
 
 
 def onnx_model_path(*, source: Path, name: str, int8: bool) -> Path:
@@ -52,6 +60,17 @@ def onnx_model_path(*, source: Path, name: str, int8: bool) -> Path:
         _publish(fp32, lambda out: _export(source=source, out=out))
     if int8:
         _publish(target, lambda out: _quantize(fp32=fp32, out=out))
+    return target
+
+
+def bf16_model_path(*, source: Path, name: str) -> Path:
+    """The cached bfloat16 TorchScript graph of the model at `source` (beside its ONNX graph, same
+    cache key), traced first if it is not there. Raises what the trace raised for an architecture
+    TorchScript cannot trace; the caller then stays on fp32."""
+    target = _cache_dir(source=source, name=name) / BF16_FILE
+    if not target.exists():
+        logger.info("tracing %s for bfloat16 into %s (once: seconds)", source, target)
+        _publish(target, lambda out: _export_bf16(source=source, out=out))
     return target
 
 
@@ -93,7 +112,26 @@ def _export(*, source: Path, out: Path) -> None:
     onnx.save(graph, str(out))
 
 
-def _trace(model, *, out: Path, dynamo: bool) -> None:
+def _export_bf16(*, source: Path, out: Path) -> None:
+    """TorchScript's trace under CPU autocast to bfloat16, frozen (IPEX's recipe for bf16 TorchScript):
+    the trace records the casts, so the graph runs in bfloat16 without an autocast context, and
+    freezing folds the weights' casts into bfloat16 constants. The model's max_seq_length (the
+    tokenizer's truncation) travels as an extra file."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(str(source), device="cpu", model_kwargs={"attn_implementation": "eager"}).eval()
+    graph, names, sample = _graph(model)
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16, cache_enabled=False):
+        traced = torch.jit.freeze(torch.jit.trace(graph.eval(), tuple(sample[n] for n in names), check_trace=False))
+    torch.jit.save(traced, str(out), _extra_files={"max_seq_length": str(model.max_seq_length), "inputs": ",".join(names)})
+
+
+def _graph(model):
+    """(module, input names, sample inputs): the model from token ids to its normalised sentence
+    embedding, as one module an exporter can trace."""
     import torch
 
     preprocess = getattr(model, "preprocess", None) or model.tokenize  # renamed in sentence-transformers 6
@@ -111,15 +149,22 @@ def _trace(model, *, out: Path, dynamo: bool) -> None:
                 features["token_type_ids"] = token_type_ids
             return self.model(features)["sentence_embedding"]
 
+    return Graph(), names, sample
+
+
+def _trace(model, *, out: Path, dynamo: bool) -> None:
+    import torch
+
+    graph, names, sample = _graph(model)
     common = {"input_names": names, "output_names": ["sentence_embedding"], "verbose": False}
     with torch.no_grad():
         if dynamo:
             batch, tokens = torch.export.Dim("batch"), torch.export.Dim("tokens")
-            torch.onnx.export(Graph().eval(), tuple(sample[n] for n in names), str(out), dynamo=True, external_data=False,
+            torch.onnx.export(graph.eval(), tuple(sample[n] for n in names), str(out), dynamo=True, external_data=False,
                               dynamic_shapes={n: {0: batch, 1: tokens} for n in names}, **common)
         else:
             axes = {n: {0: "batch", 1: "tokens"} for n in names} | {"sentence_embedding": {0: "batch"}}
-            torch.onnx.export(Graph().eval(), tuple(sample[n] for n in names), str(out), dynamo=False, opset_version=17,
+            torch.onnx.export(graph.eval(), tuple(sample[n] for n in names), str(out), dynamo=False, opset_version=17,
                               dynamic_axes=axes, **common)
 
 
