@@ -48,11 +48,14 @@ def native_threads_limit(threads: int = SERVER_NATIVE_THREADS) -> int:
 
 
 def warm_up() -> None:
-    from memoryweb.providers.embedders import embedder_warm_up, get_embedder
+    from memoryweb.providers.embedders import get_embedder
     from retrieval import temporal
 
     try:
-        embedder_warm_up(get_embedder())
+        # A question's embedding only: the bfloat16 graph for indexing's large batches (where in
+        # force) loads on the first such batch, since torch and the graph cost a process about
+        # 300 MB of memory that a server which indexes nothing large should not carry.
+        get_embedder().embed(["warming up"])
         temporal.warm_up()
     except Exception as exc:  # the first request will meet the same error and report it
         logger.warning("warm-up failed (%s: %s); the first request will load what it needs", exc.__class__.__name__, exc)

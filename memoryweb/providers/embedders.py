@@ -92,8 +92,9 @@ class LocalEmbedder:
     `bf16` (fp32 backends only): batches of at least BF16_MIN_TEXTS texts run through the model's
     bfloat16 TorchScript graph (`onnx_export.bf16_model_path`), the same vectors to a cosine of
     0.9999, so under the same name; smaller ones (a question) as before. The graph is loaded on the
-    first such batch (or `embedder_warm_up`); if it cannot be traced or loaded, the embedder says so
-    in the log and stays on fp32."""
+    first such batch (or `embedder_warm_up`), with torch: about 300 MB more for the process, so a
+    process that only answers questions never loads it. If it cannot be traced or loaded, the
+    embedder says so in the log and stays on fp32."""
 
     def __init__(self, model: str = "", backend: str = "torch", threads: int = 0, bf16: bool = False):
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -437,8 +438,9 @@ def embedder_named(name: str) -> Embedder | None:
 
 
 def embedder_warm_up(embedder: Embedder) -> None:
-    """Load what the embedder's first calls would wait for: the model, and where bfloat16 batches
-    are in force their graph too (exported once, then loaded with torch: about a second)."""
+    """Load what the embedder's first calls of every size would wait for: the model, and where
+    bfloat16 batches are in force their graph too (exported once, then loaded with torch: about a
+    second and 300 MB). For a benchmark of steady indexing; a server loads the graph lazily."""
     embedder.embed(["warming up"])
     if getattr(embedder, "bf16", False):
         embedder.embed(["warming up"] * BF16_MIN_TEXTS)
