@@ -124,8 +124,15 @@ def _export_bf16(*, source: Path, out: Path) -> None:
 
     model = SentenceTransformer(str(source), device="cpu", model_kwargs={"attn_implementation": "eager"}).eval()
     graph, names, sample = _graph(model)
-    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16, cache_enabled=False):
-        traced = torch.jit.freeze(torch.jit.trace(graph.eval(), tuple(sample[n] for n in names), check_trace=False))
+    # The trace reads every attribute of the modules, deprecated properties too, each of which
+    # sentence-transformers answers with a logged warning: not the user's concern.
+    chatter, level = logging.getLogger("sentence_transformers"), logging.getLogger("sentence_transformers").level
+    chatter.setLevel(logging.ERROR)
+    try:
+        with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16, cache_enabled=False):
+            traced = torch.jit.freeze(torch.jit.trace(graph.eval(), tuple(sample[n] for n in names), check_trace=False))
+    finally:
+        chatter.setLevel(level)
     torch.jit.save(traced, str(out), _extra_files={"max_seq_length": str(model.max_seq_length), "inputs": ",".join(names)})
 
 
