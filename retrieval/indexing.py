@@ -34,7 +34,7 @@ from memoryweb.providers.embedders import Embedder
 from memories.models import EmbeddingTarget, Episode, Fact, Scope, Turn
 from memories.services.indexing import index_run_starting
 from memories.services.vectors import SCOPE_VECTORS_UP_TO, ensure_model_index, vectors_write
-from retrieval.concurrent import soon
+from retrieval.concurrent import side_by_side, soon
 from retrieval.documents import TURN_COLLECTIONS, WINDOW_RADII, fact_document, turn_document, vector_text, window_document
 from retrieval.embedder import scope_embedder
 from retrieval.models import Collection, IndexState
@@ -44,6 +44,9 @@ logger = logging.getLogger("memoryweb.retrieval")
 # Advisory lock namespace (first key) for "indexing scope <id>" (second key).
 _LOCK_NAMESPACE = 0x52455452  # "RETR"
 _BATCH = 2000
+# A vector write of at least this many rows into the HNSW graph is split over two connections
+# (`_store`): a graph insert costs about 1.2 ms a row in one backend, the rest of a write little.
+GRAPH_SPLIT_ROWS = 512
 # The most rows (facts, free-standing episodes, turns) recall indexes itself: what one `remember`
 # or a short session leaves pending is a few embedding batches at most. A larger backlog is the
 # index task's, so a question never pays for a bulk ingest's embeddings.
@@ -502,12 +505,26 @@ def _store(*, scope: Scope, docs: list[tuple[int, DocSpec]], vectors: dict[str, 
     found = {collection: cached.embed([text for _, text in items]) for collection, items in by_collection.items()}
     ensure_model_index(embedder)
     deferred = vectors_deferrable(scope=scope, model=embedder.name, adding=len(docs))
-    with transaction.atomic():
-        for collection, items in by_collection.items():
-            vectors_write(scope=scope, target_type=vector_target(collection), model=embedder.name, deferred=deferred,
-                          rows=[(doc_id, vec) for (doc_id, _), vec in zip(items, found[collection])])
-        if not deferred:
-            vectors_undefer(scope=scope, model=embedder.name)
+    writes = [(vector_target(collection), [(doc_id, vec) for (doc_id, _), vec in zip(items, found[collection])])
+              for collection, items in by_collection.items()]
+
+    def write(part: list[tuple[str, list]]):
+        def run() -> None:
+            with transaction.atomic():
+                for target_type, rows in part:
+                    vectors_write(scope=scope, target_type=target_type, model=embedder.name, deferred=deferred, rows=rows)
+        return run
+
+    if deferred or len(docs) < GRAPH_SPLIT_ROWS:
+        write(writes)()
+    else:
+        # Into the graph, each row is most of its write's cost, and one backend inserts them one
+        # by one: half the rows go through a second connection at the same time (outside a
+        # transaction and while no search is in flight; else one after the other). Each half is
+        # an idempotent upsert of its own rows, so one that fails on its connection runs again here.
+        side_by_side(write([(t, rows[0::2]) for t, rows in writes]), write([(t, rows[1::2]) for t, rows in writes]))
+    if not deferred:
+        vectors_undefer(scope=scope, model=embedder.name)
 
 
 def vectors_deferrable(*, scope: Scope, model: str, adding: int) -> bool:

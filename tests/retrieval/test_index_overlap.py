@@ -102,3 +102,40 @@ def test_postings_go_with_their_documents_and_their_scope(cast, django_capture_o
     assert Posting.objects.filter(scope=scope).exists()
     Scope.objects.filter(pk=scope.pk).delete()
     assert not Posting.objects.filter(scope_id=scope.pk).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_large_write_into_the_graph_goes_over_two_connections_and_keeps_every_vector(cast, settings, monkeypatch):
+    """`_store`: a write of GRAPH_SPLIT_ROWS or more vectors that go into the HNSW graph is halved
+    over two backends; every document still gets exactly its one vector, in the graph, the same as
+    a build that writes them on one connection."""
+    from django.db import connection
+
+    from retrieval import indexing
+
+    settings.RETRIEVAL_EXACT_BELOW = 4  # the scope outgrows exact search at once: its vectors go into the graph
+    monkeypatch.setattr(indexing, "GRAPH_SPLIT_ROWS", 8)
+    backends: list[int] = []
+    real = indexing.vectors_write
+
+    def noting_the_backend(**kwargs):
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            backends.append(cursor.fetchone()[0])
+        return real(**kwargs)
+
+    monkeypatch.setattr(indexing, "vectors_write", noting_the_backend)
+    messages = [{"id": f"t{n}", "speaker": ("Melanie", "Caroline")[n % 2], "text": f"Turn {n}: {MESSAGES[n % 4]['text']}",
+                 "occurred_at": datetime(2024, 5, 1, 12, n, tzinfo=UTC).isoformat()} for n in range(12)]
+    built = {}
+    for scope, concurrent in ((cast.scope_a, True), (cast.scope_a2, False)):
+        settings.RETRIEVAL_CONCURRENT = concurrent
+        backends.clear()
+        ingest_session(scope=scope, session_id="s1", messages=messages, actor=cast.p_owner, enqueue=False)
+        index_pending(scope=scope, embedder=HashEmbedder(384))
+        assert len(set(backends)) == (2 if concurrent else 1), backends
+        vectors = Embedding.objects.filter(scope=scope, target_type__startswith="doc_")
+        assert sorted(vectors.values_list("target_id", flat=True)) == sorted(SearchDocument.objects.filter(scope=scope).values_list("pk", flat=True))
+        assert vectors.count() == 3 * len(messages) and not vectors.filter(deferred=True).exists()
+        built[concurrent] = vectors_of(scope)
+    assert built[True] == built[False]
