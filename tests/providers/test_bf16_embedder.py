@@ -9,8 +9,6 @@ so they check the same thing on any machine."""
 
 import json
 import logging
-import os
-import threading
 from unittest import mock
 
 import numpy
@@ -22,6 +20,7 @@ from memoryweb.providers.embedders import (
 )
 from retrieval.eval import run_locomo
 from tests.locomo_slices import sessions_slice, slice_file
+from tests.providers.forking import in_forked_child
 from tests.providers.test_onnx_embedder import CONVERSATION, home, network_off  # noqa: F401 (home is a fixture)
 
 pytestmark = pytest.mark.slow
@@ -118,24 +117,7 @@ def test_a_graph_that_cannot_be_had_leaves_the_embedder_on_fp32(both, caplog, tm
 def test_a_forked_child_loads_the_graph_again_and_embeds(both):
     embedder = both["bf16"]
     expected = embedder.embed(TEXTS)  # the parent has loaded the graph and run torch's threads
-    reading, writing = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # writes one number: eight vectors would fill the pipe before the parent reads it
-        try:
-            os.write(writing, str(cosines(embedder.embed(TEXTS), expected).min()).encode())
-        finally:
-            os._exit(0)
-    os.close(writing)
-    for _ in range(600):
-        done, _ = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        threading.Event().wait(0.1)
-    else:
-        os.kill(pid, 9)
-        pytest.fail("the forked child hung on a bfloat16 batch")
-    with os.fdopen(reading) as pipe:
-        assert float(pipe.read()) >= 0.99999
+    assert float(in_forked_child(lambda: str(cosines(embedder.embed(TEXTS), expected).min()))) >= 0.99999
 
 
 @pytest.mark.django_db

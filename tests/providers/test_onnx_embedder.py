@@ -7,7 +7,6 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 from contextlib import contextmanager
 from unittest import mock
 
@@ -22,6 +21,7 @@ from memoryweb.providers.embedders import (
 from memories.services.vectors import ensure_model_index
 from retrieval.eval import run_locomo
 from tests.locomo_slices import sessions_slice, slice_file
+from tests.providers.forking import in_forked_child
 
 pytestmark = pytest.mark.slow
 
@@ -171,24 +171,8 @@ def test_threads_come_from_embedder_threads(home):
 def test_a_forked_child_embeds_with_a_session_of_its_own(built):
     embedder = built["onnx"]
     expected = embedder.embed(["hello from the child"])[0]  # the parent's session and thread exist
-    reading, writing = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: neither the parent's thread nor onnxruntime's pool threads came along
-        try:
-            os.write(writing, json.dumps(embedder.embed(["hello from the child"])[0]).encode())
-        finally:
-            os._exit(0)
-    os.close(writing)
-    for _ in range(600):
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        threading.Event().wait(0.1)
-    else:
-        os.kill(pid, 9)
-        pytest.fail("the forked child hung on embedding")
-    with os.fdopen(reading) as pipe:
-        assert json.loads(pipe.read()) == pytest.approx(expected, abs=1e-5)
+    # The child: neither the parent's thread nor onnxruntime's pool threads came along.
+    assert json.loads(in_forked_child(lambda: json.dumps(embedder.embed(["hello from the child"])[0]))) == pytest.approx(expected, abs=1e-5)
 
 
 def test_names_builds_and_lookups_agree_under_each_backend(built, home, settings):
