@@ -17,12 +17,13 @@ compiled to SQL (`document_filter`).
 from datetime import datetime
 from functools import lru_cache
 
+from django.core.exceptions import FullResultSet
 from django.db import connection
 from django.db.models import Exists, F, OuterRef, Q
 from django.db.models.functions import Coalesce
 from django.db.models.lookups import GreaterThanOrEqual, IsNull, LessThan
 
-from memories.models import Fact, FactStatus
+from memories.models import Fact, FactStatus, Turn
 from retrieval.models import Collection, SearchDocument
 from retrieval.search.question import Question
 from retrieval.temporal import TimeWindow
@@ -122,16 +123,26 @@ def window_postings(q: Question) -> tuple[str, dict]:
     )
 
 
+def turn_moment_sql(q: Question) -> tuple[str, dict]:
+    """The moment rule (`moment_eligible`) on `memories_turn.occurred_at`, as " AND <SQL>" and its
+    named parameters `%(tN)s`: for reading turns in SQL (hydration) by the one rule."""
+    rule, params = _turn_moment_sql(q.window, q.as_of)
+    return rule, _named("t", params)
+
+
 def _named(prefix: str, params) -> dict:
     """Positional parameters as the named ones `_compiled` wrote for them."""
     return {f"{prefix}{index}": value for index, value in enumerate(params)}
 
 
-def _compiled(rule: Q, prefix: str) -> tuple[str, tuple]:
-    """`rule` on `retrieval_searchdocument` as " AND <SQL>" and its values; Django's placeholders
-    become named ones, in order (`%(<prefix>N)s`, as BM25's statement takes them)."""
-    query = SearchDocument.objects.filter(rule).query
-    sql, params = query.get_compiler(connection=connection).compile(query.where)
+def _compiled(rule: Q, prefix: str, model=SearchDocument) -> tuple[str, tuple]:
+    """`rule` on `model`'s table (`retrieval_searchdocument`) as " AND <SQL>" and its values; Django's
+    placeholders become named ones, in order (`%(<prefix>N)s`, as BM25's statement takes them)."""
+    query = model.objects.filter(rule).query
+    try:
+        sql, params = query.get_compiler(connection=connection).compile(query.where)
+    except FullResultSet:  # no condition (no window, no as_of): every row passes
+        return "", ()
     first, *rest = sql.split("%s")
     return " AND " + first + "".join(f"%({prefix}{index})s{part}" for index, part in enumerate(rest)), tuple(params)
 
@@ -141,6 +152,11 @@ def _moment_sql(window: TimeWindow | None, as_of: datetime | None) -> tuple[str,
     """The moment rule alone (`_moment_rule`, a turn's, window's or episode's) on
     `retrieval_searchdocument.occurred_at`, parameters `%(mN)s`."""
     return _compiled(_moment_rule(window=window, as_of=as_of, field="occurred_at"), "m")
+
+
+@lru_cache(maxsize=256)
+def _turn_moment_sql(window: TimeWindow | None, as_of: datetime | None) -> tuple[str, tuple]:
+    return _compiled(_moment_rule(window=window, as_of=as_of, field="occurred_at"), "t", model=Turn)
 
 
 # Building and compiling the querysets costs about a millisecond on every BM25 search; most

@@ -4,9 +4,11 @@ and turn external ids."""
 
 from datetime import datetime
 
-from memories.models import CONSOLIDATION_SOURCE, Episode, Fact, FactStatus, Turn
+from django.db import connection
+
+from memories.models import CONSOLIDATION_SOURCE, Episode, Fact, FactStatus
 from memories.normalize import normalize_name
-from retrieval.search.eligibility import fact_eligible, moment_eligible
+from retrieval.search.eligibility import fact_eligible, moment_eligible, turn_moment_sql
 from retrieval.search.fusion import Key
 from retrieval.search.question import Question
 from retrieval.search.results import KINDS, RecallItem
@@ -58,12 +60,21 @@ def items_hydrate(q: Question, keys: list[Key]) -> dict[Key, RecallItem]:
                 item.why.append("condensed into a summary, kept")
             loaded[("episode", e.pk)] = item
     if ids["turn"]:
-        # One query, only the columns an item shows: turns are most of an evidence search's head.
-        turns = (
-            Turn.objects.in_scope(q.scope).filter(moment_eligible(q), pk__in=ids["turn"]).order_by()
-            .values_list("pk", "public_id", "text", "occurred_at", "speaker", "external_id", "session__external_id",
-                         "episode__public_id", "episode__importance")
-        )
+        # One statement, only the columns an item shows: turns are most of an evidence search's
+        # head. In SQL with the moment rule compiled once (`turn_moment_sql`): building the
+        # queryset cost more than the database's own work (0.3 ms for 30 turns).
+        rule, params = turn_moment_sql(q)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT memories_turn.id, memories_turn.public_id, memories_turn.text, memories_turn.occurred_at,"
+                " memories_turn.speaker, memories_turn.external_id, memories_session.external_id, memories_episode.public_id,"
+                " memories_episode.importance FROM memories_turn"
+                " JOIN memories_session ON memories_session.id = memories_turn.session_id"
+                " LEFT JOIN memories_episode ON memories_episode.turn_id = memories_turn.id"
+                f" WHERE memories_turn.scope_id = %(scope)s AND memories_turn.id = ANY(%(ids)s){rule}",
+                {"scope": q.scope.pk, "ids": ids["turn"], **params},
+            )
+            turns = cursor.fetchall()
         for pk, public_id, text, occurred_at, speaker, external_id, session_id, episode_id, importance in turns:
             if _other_speaker(q, speaker):
                 continue

@@ -1,15 +1,16 @@
 """The one rule for which facts a question may return, as the ORM applies it (hydration, entity
-facts) and as BM25 applies it compiled into its SQL: the same facts, edges included."""
+facts) and as BM25 applies it compiled into its SQL: the same facts, edges included. Likewise the
+moment rule for turns, as the ORM applies it and as turn hydration does in SQL."""
 
 from datetime import UTC, datetime
 
 import pytest
 
-from memories.models import Fact
+from memories.models import Fact, Turn
 from retrieval.fulltext import bm25_candidates
 from retrieval.indexing import index_pending
 from retrieval.models import Collection
-from retrieval.search.eligibility import document_filter, fact_eligible
+from retrieval.search.eligibility import document_filter, fact_eligible, moment_eligible
 from retrieval.search.question import Question
 from retrieval.temporal import TimeWindow
 from tests.retrieval.test_search import NOW, person
@@ -75,3 +76,38 @@ def test_the_orm_and_bm25_agree_on_which_facts_a_question_may_return(cast, facts
     by_bm25 = {facts[h.target_id] for h in hits.get(Collection.FACT, [])}
     assert by_orm == expected
     assert by_bm25 == expected
+
+
+# Turns said at these moments; a window is [start, end), as_of includes its own moment.
+TURN_MOMENTS = {
+    "before": datetime(2023, 12, 31, 23, 59, tzinfo=UTC), "at_start": Y2024, "inside": datetime(2024, 6, 1, tzinfo=UTC),
+    "at_end": Y2025, "after": datetime(2025, 3, 1, tzinfo=UTC),
+}
+TURN_CASES = [
+    ((None, None), set(TURN_MOMENTS)),
+    ((W2024, None), {"at_start", "inside"}),
+    ((BEFORE_2024, None), {"before"}),
+    ((SINCE_2024, None), {"at_start", "inside", "at_end", "after"}),
+    ((None, Y2024), {"before", "at_start"}),
+    ((W2024, datetime(2024, 3, 1, tzinfo=UTC)), {"at_start"}),
+]
+
+
+@pytest.mark.parametrize(("question", "expected"), TURN_CASES)
+def test_turns_are_hydrated_by_the_same_moment_rule_the_orm_applies(cast, question, expected):
+    from memories.services.ingest import ingest_session
+    from retrieval.search.hydration import items_hydrate
+
+    window, as_of = question
+    messages = [{"id": name, "speaker": "Ankesh", "text": f"I played the cello ({name})", "occurred_at": moment.isoformat()}
+                for name, moment in TURN_MOMENTS.items()]
+    ingest_session(scope=cast.scope_a, session_id="s1", messages=messages, actor=cast.p_owner, enqueue=False)
+    q = Question(scope=cast.scope_a, text="cello", now=NOW, window=window, as_of=as_of, history=False, changes=False, kinds=("turn",))
+    turns = Turn.objects.in_scope(cast.scope_a)
+    names = dict(turns.values_list("pk", "external_id"))
+    by_orm = {names[pk] for pk in turns.filter(moment_eligible(q)).values_list("pk", flat=True)}
+    hydrated = items_hydrate(q, [("turn", pk) for pk in names])
+    assert by_orm == expected
+    assert {item.source["turn"] for item in hydrated.values()} == expected
+    assert all(item.source["session"] == "s1" and item.source["episode"] and item.speaker == "Ankesh" for item in hydrated.values())
+    assert list(hydrated) == [("turn", pk) for pk in names if names[pk] in expected]  # in the order asked
