@@ -343,7 +343,7 @@ EMBEDDING_MODEL = env_str("EMBEDDING_MODEL")  # empty: the embedder's default
 EMBEDDER_BACKEND = env_choice("EMBEDDER_BACKEND", "onnx", {"torch", "onnx", "onnx-int8"})
 # Large batches of the local fp32 model (indexing: BF16_MIN_TEXTS texts or more) through a bfloat16
 # TorchScript graph of it: "auto" where the CPU multiplies bfloat16 natively (AMX or AVX512-BF16;
-# 0.36 of onnxruntime's fp32 time there, the same vectors to a cosine of 0.9999, so the same name),
+# 0.36–0.41 of onnxruntime's fp32 time there, the same vectors to a cosine of 0.9999, so the same name),
 # "true" or "false". Questions stay on EMBEDDER_BACKEND.
 EMBEDDER_BF16 = env_choice("EMBEDDER_BF16", "auto", {"auto", "true", "false"})
 # Threads one embedding batch runs on (onnxruntime's intra-op pool, or PyTorch's); 0: every core.

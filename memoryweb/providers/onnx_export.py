@@ -18,7 +18,7 @@ slower still on these short texts.) A model TorchScript cannot trace is exported
 
 Beside the ONNX graph, the same model traced by TorchScript under bfloat16 autocast and frozen
 (`bf16_model_path`, `model-bf16.pt`): the local embedder runs its large batches through it on CPUs
-that multiply bfloat16 natively (AMX, AVX512-BF16), where it costs 0.36 of the fp32 graph's time
+that multiply bfloat16 natively (AMX, AVX512-BF16), where it costs 0.36–0.41 of the fp32 graph's time
 for the same vectors to a cosine of 0.9999 (the matrix products in bfloat16 with fp32
 accumulation; layer norms, softmax and pooling stay fp32, as autocast keeps them). Loading it
 needs only torch (about a second), not sentence-transformers or transformers.
