@@ -20,8 +20,7 @@ from memoryweb.providers.embedders import (
 )
 from retrieval.eval import run_locomo
 from tests.locomo_slices import sessions_slice, slice_file
-from tests.providers.forking import in_forked_child
-from tests.providers.test_onnx_embedder import CONVERSATION, home, network_off  # noqa: F401 (home is a fixture)
+from tests.providers.local_model import CONVERSATION, in_forked_child, network_off
 
 pytestmark = pytest.mark.slow
 
@@ -36,7 +35,7 @@ TEXTS = CONVERSATION[:BF16_MIN_TEXTS]
 
 
 @pytest.fixture(scope="module")
-def both(home):  # noqa: F811 (the fixture imported above)
+def both(home):
     """fp32 and bfloat16 embedders of the bundled model, the graphs traced into `home` with the network off."""
     with network_off() as attempts:
         bf16 = LocalEmbedder(backend="onnx", bf16=True)
@@ -48,7 +47,7 @@ def cosines(a, b):
     return (numpy.array(a) * numpy.array(b)).sum(axis=1)
 
 
-def test_the_graph_is_traced_from_the_bundled_weights_with_the_network_off(both, home):  # noqa: F811
+def test_the_graph_is_traced_from_the_bundled_weights_with_the_network_off(both, home):
     assert both["attempts"] == []
     assert [p.name for p in home.glob("models/all-MiniLM-L6-v2-onnx/*/*.pt")] == ["model-bf16.pt"]
     assert not list(home.glob("models/**/.export-*"))
@@ -89,7 +88,7 @@ def test_auto_follows_the_cpu_flags_and_true_or_false_override_them(settings):
             assert bf16_in_force() is expected, (flags, setting)
 
 
-def test_the_configured_embedder_says_when_it_uses_bfloat16(home, settings):  # noqa: F811
+def test_the_configured_embedder_says_when_it_uses_bfloat16(home, settings):
     settings.EMBEDDER, settings.EMBEDDER_BACKEND, settings.EMBEDDER_BF16 = "local", "onnx", "true"
     assert get_embedder().bf16
     ok, summary, _ = describe_embedder()
@@ -121,7 +120,7 @@ def test_a_forked_child_loads_the_graph_again_and_embeds(both):
 
 
 @pytest.mark.django_db
-def test_recall_on_a_locomo_slice_indexed_in_bfloat16_stays_within_tolerance(both, home, cast, settings, tmp_path):  # noqa: F811
+def test_recall_on_a_locomo_slice_indexed_in_bfloat16_stays_within_tolerance(both, home, cast, settings, tmp_path):
     path = slice_file(tmp_path, sessions_slice(sample_ids=("conv-26",), sessions=("1", "2", "3", "4")))
     settings.EMBEDDER, settings.EMBEDDER_BACKEND = "local", "onnx"
     recall, retrieved = {}, {}

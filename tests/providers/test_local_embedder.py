@@ -1,12 +1,12 @@
 """The local embedder (the bundled all-MiniLM-L6-v2): real vectors, one encoding thread for every
 caller, and a forked child that still embeds."""
 
-import os
 import threading
 
 import pytest
 
 from memoryweb.providers.embedders import LocalEmbedder
+from tests.providers.local_model import in_forked_child
 
 pytestmark = pytest.mark.slow
 
@@ -32,20 +32,5 @@ def test_it_embeds_the_same_from_any_thread(embedder):
 
 def test_a_forked_child_embeds_on_a_thread_of_its_own(embedder):
     embedder.embed(["warm"])  # the parent's encoding thread exists, and a child does not inherit it
-    pid = os.fork()
-    if pid == 0:  # the child: must not wait forever on the parent's thread
-        try:
-            ok = len(embedder.embed(["hello from the child"])[0]) == 384
-        finally:
-            os._exit(0 if ok else 1)
-    deadline_status = None
-    for _ in range(600):
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            deadline_status = status
-            break
-        threading.Event().wait(0.1)
-    else:
-        os.kill(pid, 9)
-        pytest.fail("the forked child hung on embedding")
-    assert os.waitstatus_to_exitcode(deadline_status) == 0
+    # The child must not wait forever on the parent's thread.
+    assert in_forked_child(lambda: str(len(embedder.embed(["hello from the child"])[0]))) == "384"

@@ -4,15 +4,12 @@ close enough that recall on a LOCOMO slice stays within the stated tolerance, un
 
 import json
 import os
-import socket
 import subprocess
 import sys
-from contextlib import contextmanager
 from unittest import mock
 
 import numpy
 import pytest
-from django.conf import settings as django_settings
 
 from memoryweb.providers import onnx_export
 from memoryweb.providers.embedders import (
@@ -21,7 +18,7 @@ from memoryweb.providers.embedders import (
 from memories.services.vectors import ensure_model_index
 from retrieval.eval import run_locomo
 from tests.locomo_slices import sessions_slice, slice_file
-from tests.providers.forking import in_forked_child
+from tests.providers.local_model import CONVERSATION, in_forked_child, network_off
 
 pytestmark = pytest.mark.slow
 
@@ -34,48 +31,6 @@ INT8_MEAN_COSINE, INT8_MIN_COSINE = 0.98, 0.95
 # questions moves it by 0.02), and the two backends' top-10 lists must share this fraction on average
 # (measured: recall 0.91 under all three backends, overlap 1.0 for fp32 and 0.93 for int8).
 INT8_RECALL_TOLERANCE, INT8_TOP10_OVERLAP = 0.03, 0.85
-
-CONVERSATION = [
-    "Caroline: I went to a LGBTQ support group yesterday and it was so powerful.",
-    "Melanie: That's great! What did you talk about there?",
-    "Caroline: The transgender stories were so inspiring, I felt accepted for who I am.",
-    "Melanie: I painted a lake sunrise last year, it's one of my favourite pieces.",
-    "Caroline: I'm thinking about a career in counseling and mental health.",
-    "Melanie: My kids loved the camping trip to the beach in June.",
-    "Caroline: I moved from Sweden four years ago, my grandma gave me a necklace before I left.",
-    "Melanie: We signed up for a pottery class on Saturday, I made a black and white bowl.",
-    "Caroline: Adoption agencies have been so helpful, I want to build a family.",
-    "Melanie: I run to de-stress, and reading keeps me calm in the evenings.",
-    "hi",
-    "ok 👍",
-    "What did Caroline research? " + "A long sentence that goes on and on about many things. " * 40,  # past 256 tokens: truncated
-]
-
-
-@contextmanager
-def network_off():
-    """Every internet socket connection fails and is recorded; the Unix sockets of the embedded
-    PostgreSQL still work. HF_HUB_OFFLINE is set as the product sets it."""
-    attempts: list = []
-    connect = socket.socket.connect
-
-    def guarded(sock, address):
-        if sock.family != socket.AF_UNIX:
-            attempts.append(address)
-            raise OSError(f"the network is off in this test ({address})")
-        return connect(sock, address)
-
-    with mock.patch.object(socket.socket, "connect", guarded), mock.patch.dict(os.environ, {"HF_HUB_OFFLINE": "1"}):
-        yield attempts
-
-
-@pytest.fixture(scope="module")
-def home(tmp_path_factory):
-    """A MEMORYWEB_HOME with no exported graph yet, for this module."""
-    saved, django_settings.MEMORYWEB_HOME = django_settings.MEMORYWEB_HOME, tmp_path_factory.mktemp("home")
-    yield django_settings.MEMORYWEB_HOME
-    django_settings.MEMORYWEB_HOME = saved
-
 
 @pytest.fixture(scope="module")
 def built(home):

@@ -7,10 +7,12 @@ from datetime import UTC, datetime
 import pytest
 
 from memories.models import Fact, Turn
+from memories.services.ingest import ingest_session
 from retrieval.fulltext import bm25_candidates
 from retrieval.indexing import index_pending
 from retrieval.models import Collection
 from retrieval.search.eligibility import document_filter, fact_eligible, moment_eligible
+from retrieval.search.hydration import items_hydrate
 from retrieval.search.question import Question
 from retrieval.temporal import TimeWindow
 from tests.retrieval.test_search import NOW, person
@@ -95,9 +97,6 @@ TURN_CASES = [
 
 @pytest.mark.parametrize(("question", "expected"), TURN_CASES)
 def test_turns_are_hydrated_by_the_same_moment_rule_the_orm_applies(cast, question, expected):
-    from memories.services.ingest import ingest_session
-    from retrieval.search.hydration import items_hydrate
-
     window, as_of = question
     messages = [{"id": name, "speaker": "Ankesh", "text": f"I played the cello ({name})", "occurred_at": moment.isoformat()}
                 for name, moment in TURN_MOMENTS.items()]
@@ -111,3 +110,7 @@ def test_turns_are_hydrated_by_the_same_moment_rule_the_orm_applies(cast, questi
     assert {item.source["turn"] for item in hydrated.values()} == expected
     assert all(item.source["session"] == "s1" and item.source["episode"] and item.speaker == "Ankesh" for item in hydrated.values())
     assert list(hydrated) == [("turn", pk) for pk in names if names[pk] in expected]  # in the order asked
+    # Another team's turn asked for by id is not read: the statement filters by the question's scope.
+    ingest_session(scope=cast.scope_b, session_id="s1", messages=messages[:1], actor=cast.p_outsider, enqueue=False)
+    theirs = Turn.objects.in_scope(cast.scope_b).get().pk
+    assert ("turn", theirs) not in items_hydrate(q, [("turn", theirs), *hydrated])

@@ -8,10 +8,12 @@ import threading
 from datetime import UTC, datetime
 
 import pytest
+from django.db import connection
 
 from memories.models import Embedding, Scope
 from memories.services.ingest import ingest_session
 from memoryweb.providers.embedders import HashEmbedder
+from retrieval import indexing
 from retrieval.indexing import documents_erase, index_pending, scope_lock_for_transaction
 from retrieval.models import Collection, Posting, SearchDocument
 
@@ -109,10 +111,6 @@ def test_a_large_write_into_the_graph_goes_over_two_connections_and_keeps_every_
     """`_store`: a write of GRAPH_SPLIT_ROWS or more vectors that go into the HNSW graph is halved
     over two backends; every document still gets exactly its one vector, in the graph, the same as
     a build that writes them on one connection."""
-    from django.db import connection
-
-    from retrieval import indexing
-
     settings.RETRIEVAL_EXACT_BELOW = 4  # the scope outgrows exact search at once: its vectors go into the graph
     monkeypatch.setattr(indexing, "GRAPH_SPLIT_ROWS", 8)
     backends: list[int] = []
