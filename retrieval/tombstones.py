@@ -19,7 +19,7 @@ set SECRET_KEY (or SECRET_KEY_FALLBACKS) to the key it was made with.
 """
 
 import uuid
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -69,17 +69,25 @@ class Reapplication:
 
 def tombstones_reapply(*, scope: Scope, origins: set[uuid.UUID]) -> Reapplication:
     """Copy the origins' tombstones into `scope` and erase again what any tombstone of `scope`
-    matches. Call inside a transaction holding `scope_lock_for_transaction(scope)`."""
+    matches. Call inside a transaction holding `scope_lock_for_transaction(scope)`.
+
+    The scope's rows are hashed once per key, not once per tombstone: a scope forgotten from a
+    thousand times still costs one pass over its episodes and entities."""
     _tombstones_adopt(scope=scope, origins=origins)
     secrets = secrets_by_key_id()
-    reapplied, rewritten, unmatched = [], [], 0
-    for tombstone in Tombstone.objects.in_scope(scope).order_by("erased_at", "id"):
-        secret = secrets.get(tombstone.key_id)
-        if secret is None:
-            unmatched += 1
-            continue
+    tombstones = list(Tombstone.objects.in_scope(scope).order_by("erased_at", "id"))
+    usable = [t for t in tombstones if t.key_id in secrets]
+    episodes_of, people_of = _matches(scope=scope, tombstones=usable, secrets=secrets)
+    reapplied, rewritten = [], []
+    for tombstone in usable:
         counts: Counter[str] = Counter()
-        rewritten += _reapply(scope=scope, tombstone=tombstone, hasher=Hasher(secret), counts=counts)
+        # Earlier tombstones may have erased some of these rows already: only those left.
+        people = list(Entity.objects.in_scope(scope).filter(pk__in=people_of[tombstone.pk]).values_list("pk", flat=True))
+        if people:
+            rewritten += people_erase(scope=scope, people=people_with_merged(scope=scope, entity_ids=people), counts=counts)
+        episodes = list(Episode.objects.in_scope(scope).filter(pk__in=episodes_of[tombstone.pk]).select_for_update().order_by("id"))
+        if episodes:
+            rewritten += episodes_erase(scope=scope, episodes=episodes, counts=counts)
         rows = sum(counts[kind] for kind in _ROWS)
         if rows:
             reapplied.append(Reapplied(
@@ -88,7 +96,7 @@ def tombstones_reapply(*, scope: Scope, origins: set[uuid.UUID]) -> Reapplicatio
             ))
     if reapplied:
         speakers_refresh(scope=scope)
-    return Reapplication(reapplied=reapplied, rewritten=rewritten, unmatched=unmatched)
+    return Reapplication(reapplied=reapplied, rewritten=rewritten, unmatched=len(tombstones) - len(usable))
 
 
 def _tombstones_adopt(*, scope: Scope, origins: set[uuid.UUID]) -> None:
@@ -102,39 +110,40 @@ def _tombstones_adopt(*, scope: Scope, origins: set[uuid.UUID]) -> None:
     Tombstone.objects.bulk_create(adopted)
 
 
-def _reapply(*, scope: Scope, tombstone: Tombstone, hasher: Hasher, counts: Counter) -> list[int]:
-    rewritten: list[int] = []
-    names = set(tombstone.names)
-    if names:
-        people = _entities_named(scope=scope, names=names, hasher=hasher)
-        if people:
-            rewritten += people_erase(scope=scope, people=people_with_merged(scope=scope, entity_ids=people), counts=counts)
-    episode_ids = _episodes_matching(scope=scope, tombstone=tombstone, hasher=hasher)
-    episodes = list(Episode.objects.in_scope(scope).filter(pk__in=episode_ids).select_for_update().order_by("id"))
-    if episodes:
-        rewritten += episodes_erase(scope=scope, episodes=episodes, counts=counts)
-    return rewritten
-
-
-def _entities_named(*, scope: Scope, names: set[str], hasher: Hasher) -> list[int]:
-    found = {pk for pk, name in Entity.objects.in_scope(scope).values_list("pk", "name") if hasher.name(normalize_name(name)) in names}
-    found |= {
-        entity_id for entity_id, normalized in EntityAlias.objects.in_scope(scope).values_list("entity_id", "normalized")
-        if hasher.name(normalized) in names
-    }
-    return sorted(found)
-
-
-def _episodes_matching(*, scope: Scope, tombstone: Tombstone, hasher: Hasher) -> list[int]:
-    ids, turns, texts = set(tombstone.episodes), set(tombstone.turns), set(tombstone.texts)
-    matched = []
-    rows = Episode.objects.in_scope(scope).values_list(
-        "pk", "public_id", "text", "occurred_at", "turn__session__external_id", "turn__external_id",
-    ).order_by("id")
-    for pk, public_id, text, occurred_at, session_external_id, turn_external_id in rows.iterator(chunk_size=2000):
-        if (
-            hasher.episode_id(public_id) in ids or hasher.text(text, occurred_at) in texts
-            or (turn_external_id is not None and hasher.turn(session_external_id, turn_external_id) in turns)
-        ):
-            matched.append(pk)
-    return matched
+def _matches(
+    *, scope: Scope, tombstones: list[Tombstone], secrets: dict[str, str],
+) -> tuple[dict[int, set[int]], dict[int, set[int]]]:
+    """For each tombstone (by pk), the episodes and the entities of the scope its digests match."""
+    episodes_of: dict[int, set[int]] = defaultdict(set)
+    people_of: dict[int, set[int]] = defaultdict(set)
+    for key_id, secret in secrets.items():
+        group = [t for t in tombstones if t.key_id == key_id]
+        if not group:
+            continue
+        hasher = Hasher(secret)
+        by_digest: dict[str, set[int]] = defaultdict(set)  # episode, turn and text digests → tombstones
+        by_name: dict[str, set[int]] = defaultdict(set)
+        for t in group:
+            for digest in (*t.episodes, *t.turns, *t.texts):
+                by_digest[digest].add(t.pk)
+            for digest in t.names:
+                by_name[digest].add(t.pk)
+        if by_digest:
+            rows = Episode.objects.in_scope(scope).values_list(
+                "pk", "public_id", "text", "occurred_at", "turn__session__external_id", "turn__external_id",
+            ).order_by("id")
+            for pk, public_id, text, occurred_at, session_external_id, turn_external_id in rows.iterator(chunk_size=2000):
+                digests = [hasher.episode_id(public_id), hasher.text(text, occurred_at)]
+                if turn_external_id is not None:
+                    digests.append(hasher.turn(session_external_id, turn_external_id))
+                for digest in digests:
+                    for owner in by_digest.get(digest, ()):
+                        episodes_of[owner].add(pk)
+        if by_name:
+            names = [*Entity.objects.in_scope(scope).values_list("pk", "name")]
+            names = [(pk, normalize_name(name)) for pk, name in names]
+            names += list(EntityAlias.objects.in_scope(scope).values_list("entity_id", "normalized"))
+            for pk, normalized in names:
+                for owner in by_name.get(hasher.name(normalized), ()):
+                    people_of[owner].add(pk)
+    return episodes_of, people_of
