@@ -104,5 +104,19 @@ def test_the_remote_cli_and_the_sdk_record_their_own_sources(server, mcp_world, 
     assert not Episode.objects.filter(text="I live in Oslo").exists()
 
 
+@pytest.mark.slow
+def test_an_mcp_client_gets_a_tool_error_naming_it(mcp_world):
+    from tests.integration.mcp_world import episode_count, error_text
+    from tests.integration.test_mcp_stdio import run_stdio
+
+    async def work(session):
+        return await session.call_tool("remember", {"scope": "mcp-notes", "text": "I moved to Oslo", "speaker": "consolidation"})
+
+    before = episode_count()
+    _, refused = run_stdio(mcp_world, ["--as", "mcp-ada"], work)
+    assert refused.is_error and "Speaker 'consolidation' is reserved" in error_text(refused)
+    assert episode_count() == before
+
+
 from tests.client.conftest import server, server_file  # noqa: E402, F401 (the live server of tests/client)
 from tests.integration.conftest import mcp_world  # noqa: E402, F401
