@@ -150,6 +150,7 @@ class RememberIn(Schema):
     speaker: str = Field("", description="who said it (default: the caller)")
     occurred_at: str | None = Field(None, description="when it happened, ISO 8601 (default: now)", examples=["2025-02-10"])
     session_id: str | None = Field(None, description="append it to this conversation")
+    source: str = Field("api", max_length=32, description="what sent it, kept with the episode (e.g. sdk, cli-remote)")
 
 
 class MessageIn(Schema):
@@ -162,6 +163,7 @@ class MessageIn(Schema):
 class SessionIn(Schema):
     session_id: str
     messages: list[MessageIn]
+    source: str = Field("api", max_length=32, description="what sent it, kept with the episodes (e.g. sdk, cli-remote)")
 
 
 class CorrectIn(Schema):
@@ -209,7 +211,7 @@ def remember_text(request: HttpRequest, slug: str, payload: RememberIn):
     scope = scope_get(principal, slug, Access.WRITE)
     result = remember(
         scope=scope, text=payload.text, speaker=payload.speaker, occurred_at=payload.occurred_at, actor=principal,
-        source="api", session_id=payload.session_id,
+        source=payload.source, session_id=payload.session_id,
     )
     return Status(202, result.as_dict())
 
@@ -220,7 +222,7 @@ def ingest(request: HttpRequest, slug: str, payload: SessionIn):
     principal = _principal(request)
     scope = scope_get(principal, slug, Access.WRITE)
     result = ingest_session(
-        scope=scope, session_id=payload.session_id, messages=[m.dict() for m in payload.messages], actor=principal, source="api",
+        scope=scope, session_id=payload.session_id, messages=[m.dict() for m in payload.messages], actor=principal, source=payload.source,
     )
     return Status(202, result.as_dict())
 

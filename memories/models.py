@@ -514,3 +514,47 @@ class MergeProposal(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source} → {self.target} ({self.kind} {self.score:.2f})"
+
+
+class TombstoneKind(models.TextChoices):
+    EPISODE = "episode", "Forgotten episode"
+    SUBJECT = "subject", "Erased person"
+
+
+class Tombstone(models.Model):
+    """What an erasure erased, as keyed hashes only, so that a restore can erase it again.
+
+    No erased text is kept: the four lists hold HMAC-SHA256 digests (memories/services/tombstones.py)
+    of the erased episodes' public ids, of their turns' (session external id, turn id), of their
+    texts with the time they were said, and of the person's normalised names and aliases. A
+    restore (retrieval/tombstones.py) hashes the rows it wrote the same way and erases those that
+    match. `scope` is where the tombstone applies; `origin` the scope of the erasure, kept when a
+    scope is deleted or a tombstone copied into a scope restored from a backup of the origin."""
+
+    public_id = models.UUIDField(default=uuid.uuid4, editable=False)  # the erasure's id (its receipt's)
+    scope = models.ForeignKey(Scope, null=True, blank=True, on_delete=models.SET_NULL, related_name="tombstones")
+    origin = models.UUIDField()  # public id of the scope the erasure ran in
+    kind = models.CharField(max_length=16, choices=TombstoneKind.choices)
+    erased_at = models.DateTimeField()
+    erased_by = models.CharField(max_length=200)  # the principal's label: user name, and token prefix if any
+    key_id = models.CharField(max_length=16)  # which secret key made the digests
+    episodes = models.JSONField(default=list)
+    turns = models.JSONField(default=list)
+    texts = models.JSONField(default=list)
+    names = models.JSONField(default=list)
+
+    objects = ScopedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["erased_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["scope", "public_id"], name="memories_tombstone_once_per_scope"),
+            models.CheckConstraint(condition=models.Q(kind__in=[k.value for k in TombstoneKind]), name="memories_tombstone_kind_valid"),
+        ]
+        indexes = [
+            # The tombstones a restore re-applies: WHERE scope_id = … OR origin IN (…).
+            models.Index(fields=["origin"], name="mem_tombstone_origin_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} erased {self.erased_at:%Y-%m-%d} by {self.erased_by}"

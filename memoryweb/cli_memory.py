@@ -29,6 +29,9 @@ WRITES = {"store", "forget"}  # the others read (memoryweb.cli.REMOTE_COMMANDS l
 # Through a server the request runs there (extraction too, without a broker): allow it time, but
 # find out at once when nothing listens.
 TIMEOUT = httpx.Timeout(300.0, connect=2.0)
+# The episode's source `store` records: the local command's (memories/management/commands/store.py),
+# or the remote CLI's, so an operator can tell what came in over the network from another machine.
+LOCAL_SOURCE, REMOTE_SOURCE = "cli", "cli-remote"
 
 
 # Arguments ------------------------------------------------------------------------------------
@@ -143,11 +146,12 @@ def json_text(data: dict) -> str:
 # Remote ---------------------------------------------------------------------------------------
 
 
-def remote_output(name: str, options: dict, mw: MemoryWebClient) -> tuple[dict, str]:
-    """Run the command through `mw` and render it as the local command does."""
+def remote_output(name: str, options: dict, mw: MemoryWebClient, *, source: str = REMOTE_SOURCE) -> tuple[dict, str]:
+    """Run the command through `mw` and render it as the local command does; `source` is what
+    `store` records as the episode's source."""
     scope = options["scope"]
     if name == "store":
-        stored = mw.remember(scope, options["text"], speaker=options["speaker"], occurred_at=options["occurred_at"])
+        stored = mw.remember(scope, options["text"], speaker=options["speaker"], occurred_at=options["occurred_at"], source=source)
         episode = mw.episode(scope, stored.episodes[0].episode_id)
         was = {f.id: _replaced_value(mw, scope, f) for f in episode.facts if f.supersedes}
         return store_output(episode, scope, was)
@@ -219,7 +223,8 @@ def _run_on(name: str, options: dict, url: str, token: str, *, fallback: bool) -
     # The local server is tried once: if it does not answer, the local path does the work.
     with MemoryWebClient(url, token, timeout=TIMEOUT, retries=0 if fallback else 3) as mw:
         try:
-            data, text = remote_output(name, options, mw)
+            # Through this machine's own server it is still the local CLI; through any other, the remote one.
+            data, text = remote_output(name, options, mw, source=LOCAL_SOURCE if fallback else REMOTE_SOURCE)
         except Unreachable as exc:
             if fallback and not exc.sent:
                 return None

@@ -28,6 +28,7 @@ API_PREFIX = "/api/v1"
 BACKOFF_SECONDS = 0.5
 MAX_WAIT_SECONDS = 30.0
 PAGE_SIZE = 100
+SOURCE = "sdk"  # the episodes' source when a program writes through this client (the remote CLI says "cli-remote")
 
 
 # Errors ---------------------------------------------------------------------------------------
@@ -360,14 +361,15 @@ class MemoryWebClient:
     # Writes
 
     def remember(self, scope: str, text: str, *, speaker: str = "", occurred_at: str | None = None,
-                 session_id: str | None = None) -> Ingested:
-        """Remember a text ('I' means `speaker`, by default the token's user). Not repeated on 503."""
-        body = {"text": text, "speaker": speaker, "occurred_at": occurred_at, "session_id": session_id}
+                 session_id: str | None = None, source: str = SOURCE) -> Ingested:
+        """Remember a text ('I' means `speaker`, by default the token's user). Not repeated on 503.
+        `source` is kept with the episode: what sent it."""
+        body = {"text": text, "speaker": speaker, "occurred_at": occurred_at, "session_id": session_id, "source": source}
         return Ingested.from_dict(self._call("POST", f"/scopes/{scope}/remember", json=body, repeatable=False))
 
-    def ingest_session(self, scope: str, session_id: str, messages: list[dict]) -> Ingested:
+    def ingest_session(self, scope: str, session_id: str, messages: list[dict], *, source: str = SOURCE) -> Ingested:
         """Store a conversation: messages are `{"id", "speaker", "text", "occurred_at"?}`; turns sent before are skipped."""
-        body = {"session_id": session_id, "messages": messages}
+        body = {"session_id": session_id, "messages": messages, "source": source}
         return Ingested.from_dict(self._call("POST", f"/scopes/{scope}/sessions", json=body, repeatable=True))
 
     def forget(self, scope: str, episode_id: str) -> ForgetReceipt:

@@ -259,6 +259,9 @@ CELERY_BEAT_SCHEDULE = {
     # The caller log and expired idempotency keys, pruned hourly (accounts/calllog.py).
     "prune-call-log": {"task": "accounts.prune_call_log", "schedule": 3600.0, "options": {"expires": 3600.0}},
 }
+# One beat schedules for the fleet (memoryweb/beat_scheduler.py): the leader's lock in Redis expires
+# after MEMORYWEB_BEAT_LOCK_SECONDS unless renewed, and a standing-by beat then takes over.
+MEMORYWEB_BEAT_LOCK_SECONDS = env_int("MEMORYWEB_BEAT_LOCK_SECONDS", 30, minimum=1)
 # Scheduled backups (retrieval/backup.py): every MEMORYWEB_BACKUP_INTERVAL_HOURS (0, the default:
 # off), each scope to $MEMORYWEB_HOME/backups/<slug>/<UTC time>.jsonl.gz, the newest
 # MEMORYWEB_BACKUP_KEEP kept per scope.

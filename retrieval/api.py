@@ -144,6 +144,9 @@ class RestoreOut(Schema):
     documents: int | None = Field(description="None: the search index is rebuilt in the background")
     seconds: float
     rows: int
+    erased_again: int = Field(description="rows of the file that an erasure since removed, removed again")
+    reapplied: list[dict] = Field(description="per erasure applied again: erasure_id, kind, erased_at, erased_by, rows, reason")
+    tombstones_unmatched: int = Field(description="erasures hashed with another SECRET_KEY, which could not be checked")
 
 
 @router.get("/scopes/{slug}/export", response={200: None, **ERRORS}, summary="Download a backup of the scope (team admins)")

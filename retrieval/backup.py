@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import time
+import uuid
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
@@ -31,7 +32,7 @@ from accounts.permissions import Access, Principal, can, require
 from memoryweb.errors import Conflict, Forbidden, InvalidInput, NotFound
 from memoryweb.providers.embedders import Embedder, configured_embedder_name, get_embedder
 from memoryweb.queue import enqueue
-from memories.models import Embedding, EmbeddingTarget, Entity, Scope
+from memories.models import Embedding, EmbeddingTarget, Entity, Episode, Scope
 from memories.scopes import scope_create, scopes_for
 from memories.services.backup import (
     FORMAT, VERSION, Progress, RowsLoaded, Ticker, backup_counts, backup_lines, backup_load, backup_records,
@@ -40,7 +41,9 @@ from memories.services.backup import (
 from memories.services.vectors import embed_and_store
 from retrieval.documents import vector_text
 from retrieval.embedder import scope_model
+from retrieval.forget import documents_embed_after_commit
 from retrieval.indexing import index_pending, scope_lock_for_transaction
+from retrieval.tombstones import tombstones_reapply
 
 logger = logging.getLogger("memoryweb.backup")
 
@@ -70,9 +73,12 @@ class RestoreReceipt:
     vectors_reused: int
     documents: int | None  # search documents indexed after the commit (None: queued)
     seconds: float
+    erased_again: int = 0  # rows of the file an erasure had removed, removed again (retrieval/tombstones.py)
+    reapplied: tuple[dict, ...] = ()  # per erasure: its id, kind, date, rows and reason ("erased on <date>")
+    tombstones_unmatched: int = 0  # tombstones hashed with a key this deployment does not hold
 
     def as_dict(self) -> dict:
-        return {**asdict(self), "rows": sum(self.written.values())}
+        return {**asdict(self), "reapplied": list(self.reapplied), "rows": sum(self.written.values())}
 
 
 def _require_admin(principal: Principal | None, scope: Scope, doing: str) -> None:
@@ -225,10 +231,15 @@ def scope_restore(
                 raise Conflict(f"Scope {target.slug!r} holds memory already: restore into a new or empty scope, or merge.")
         scope_lock_for_transaction(target)  # an indexer waits for the rows, then sees them all
         loaded = backup_load(scope=target, header=header, lines=lines, merge=merge, model=embedder.name, progress=progress)
+        # Before the commit: what an erasure removed since the backup was taken never reappears.
+        again = tombstones_reapply(scope=target, origins=_origins(header, target))
+        reapplied = tuple(r.as_dict() for r in again.reapplied)
         audit_record(principal=principal, action="scope.restore", target_type="scope", target_id=target.public_id, scope=target,
                      after={"from": header["scope"]["slug"], "backup_created_at": header.get("created_at"), "merge": merge,
-                            "written": loaded.written, "skipped": loaded.skipped, "renewed_ids": loaded.renewed_ids})
-        for episode_pk in loaded.pending_episodes:  # extraction was still to come when it was backed up
+                            "written": loaded.written, "skipped": loaded.skipped, "renewed_ids": loaded.renewed_ids,
+                            "erased_again": again.rows, "reapplied": list(reapplied), "tombstones_unmatched": again.unmatched})
+        pending = Episode.objects.filter(pk__in=loaded.pending_episodes).values_list("pk", flat=True).order_by("pk")
+        for episode_pk in pending:  # extraction was still to come when it was backed up
             enqueue("memories.extract_episode", episode_pk)
         if not index:
             enqueue("retrieval.index_scope", target.pk)
@@ -236,11 +247,24 @@ def scope_restore(
     if index:
         documents, reused_docs = _index(scope=target, loaded=loaded, embedder=embedder)
         reused += reused_docs
+    if again.rewritten:
+        documents_embed_after_commit(scope=target, doc_ids=again.rewritten, why=f"restoring into {target.slug}")
     return RestoreReceipt(
         scope=target.slug, created=created, merge=merge, written=loaded.written, skipped=loaded.skipped,
         renewed_ids=loaded.renewed_ids, vectors_reused=reused, documents=documents,
-        seconds=round(time.perf_counter() - started, 3),
+        seconds=round(time.perf_counter() - started, 3), erased_again=again.rows, reapplied=reapplied,
+        tombstones_unmatched=again.unmatched,
     )
+
+
+def _origins(header: dict, target: Scope) -> set[uuid.UUID]:
+    """The scopes whose erasures bind this restore: the one backed up, and the target itself."""
+    origins = {target.public_id}
+    try:
+        origins.add(uuid.UUID(str(header["scope"].get("id"))))
+    except ValueError:
+        pass  # a header without a usable id: the file's own tombstones still apply
+    return origins
 
 
 def _existing_target(principal: Principal | None, scope: Scope | str) -> Scope | None:

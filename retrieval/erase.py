@@ -48,6 +48,7 @@ from memories.extraction.lexicon import FIRST_PERSON_PLURAL, SPEAKER_REFERENCES
 from memories.models import Entity, EntityAlias, Episode, Fact, FactSupport, Mention, Scope, Session, Turn
 from memories.normalize import normalize_name
 from memories.services.facts import entity_get
+from memories.services.tombstones import ErasedKeys, tombstone_record
 from retrieval.forget import audit_scrub, documents_embed_after_commit, episodes_erase
 from retrieval.indexing import scope_lock_for_transaction, speakers_refresh
 
@@ -113,23 +114,8 @@ def subject_erase(*, principal: Principal, scope: Scope, subject: str, dry_run: 
         # after our commit, so it cannot index again what we erase.
         scope_lock_for_transaction(scope)
         people = _people(scope=scope, subject=subject)
-        names = _names(people)
-        facts = list(_facts_naming(scope=scope, people=people, names=names).values_list("pk", flat=True))
-        episodes = list(
-            _episodes_naming(scope=scope, people=people, names=names, facts=facts).select_for_update().order_by("id")
-        )
-        session_ids = {e.session_id for e in episodes if e.session_id}
-        # The entities merged into theirs stand for the same person: unlinked, they are orphans
-        # like it once the facts and mentions go, and forgetting's orphan rule takes them all.
-        Entity.objects.filter(pk__in=people).update(merged_into=None)
-        rewritten = episodes_erase(scope=scope, episodes=episodes, counts=counts, facts=facts, entities=people)
-        if Entity.objects.filter(pk__in=people).exists():
-            raise Conflict(f"Something written meanwhile still refers to {subject!r}: nothing was erased, try again.")
-        counts["people"] = len(people)
-        counts["sessions"] = _sessions_emptied(session_ids)
-        if names.py is not None:
-            _audit_names_scrub(scope=scope, names=names, counts=counts)
-        speakers_refresh(scope=scope)
+        keys = ErasedKeys()
+        rewritten = people_erase(scope=scope, people=people, counts=counts, keys=keys, label=repr(subject))
 
         receipt = ErasureReceipt(
             erasure_id=uuid.uuid4(), scope=scope.slug, erased_at=timezone.now(), erased_by=principal.label, dry_run=dry_run,
@@ -138,6 +124,9 @@ def subject_erase(*, principal: Principal, scope: Scope, subject: str, dry_run: 
         if dry_run:
             transaction.set_rollback(True)
         else:
+            # Hashes only: restoring a backup taken before now erases them again (retrieval/tombstones.py).
+            tombstone_record(scope=scope, kind="subject", erasure_id=receipt.erasure_id, erased_at=receipt.erased_at,
+                             principal=principal, keys=keys)
             audit_record(
                 principal=principal, action="subject.erase", target_type="subject", target_id=receipt.erasure_id, scope=scope,
                 after=receipt.as_dict(),
@@ -145,6 +134,42 @@ def subject_erase(*, principal: Principal, scope: Scope, subject: str, dry_run: 
     if not dry_run:
         documents_embed_after_commit(scope=scope, doc_ids=rewritten, why=f"erasure {receipt.erasure_id}")
     return receipt
+
+
+def people_erase(*, scope: Scope, people: list[int], counts: Counter, keys: ErasedKeys | None = None, label: str = "them") -> list[int]:
+    """Erase the person whose entities are `people` (locked, merged ones included): what they said,
+    what names them, their entities; audit strings naming them scrubbed. Call inside a transaction
+    holding `scope_lock_for_transaction`. Adds to `counts` and `keys`; returns the documents rewritten."""
+    names = _names(people)
+    if keys is not None:
+        keys.add_names(_known_names(people))
+    facts = list(_facts_naming(scope=scope, people=people, names=names).values_list("pk", flat=True))
+    episodes = list(_episodes_naming(scope=scope, people=people, names=names, facts=facts).select_for_update().order_by("id"))
+    session_ids = {e.session_id for e in episodes if e.session_id}
+    # The entities merged into theirs stand for the same person: unlinked, they are orphans
+    # like it once the facts and mentions go, and forgetting's orphan rule takes them all.
+    Entity.objects.filter(pk__in=people).update(merged_into=None)
+    rewritten = episodes_erase(scope=scope, episodes=episodes, counts=counts, facts=facts, entities=people, keys=keys)
+    if Entity.objects.filter(pk__in=people).exists():
+        raise Conflict(f"Something written meanwhile still refers to {label}: nothing was erased, try again.")
+    counts["people"] += len(people)
+    counts["sessions"] += _sessions_emptied(session_ids)
+    if names.py is not None:
+        _audit_names_scrub(scope=scope, names=names, counts=counts)
+    speakers_refresh(scope=scope)
+    return rewritten
+
+
+def people_with_merged(*, scope: Scope, entity_ids: list[int]) -> list[int]:
+    """These entities and every one merged into them, row-locked."""
+    ids, frontier = list(entity_ids), list(entity_ids)
+    while frontier:
+        frontier = list(
+            Entity.objects.in_scope(scope).filter(merged_into_id__in=frontier).exclude(pk__in=ids).values_list("pk", flat=True)
+        )
+        ids += frontier
+    list(Entity.objects.filter(pk__in=ids).select_for_update().order_by("id"))
+    return ids
 
 
 def _authorise(*, principal: Principal, scope: Scope) -> None:
@@ -163,13 +188,7 @@ def _people(*, scope: Scope, subject: str) -> list[int]:
     if not text:
         raise InvalidInput("Name the person to erase: a name or alias as the memory knows it, or an entity id.")
     person = entity_get(scope=scope, name_or_id=text)
-    ids, frontier = [person.pk], [person.pk]
-    while frontier:
-        frontier = list(
-            Entity.objects.in_scope(scope).filter(merged_into_id__in=frontier).exclude(pk__in=ids).values_list("pk", flat=True)
-        )
-        ids += frontier
-    list(Entity.objects.filter(pk__in=ids).select_for_update().order_by("id"))
+    ids = people_with_merged(scope=scope, entity_ids=[person.pk])
     if not _is_uuid(text) and normalize_name(text) not in _known_names(ids):
         raise NotFound(
             f"No one is named {text!r} in scope {scope.slug!r} (the nearest is {person.name!r}): give a name exactly, or an entity id."

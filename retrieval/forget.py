@@ -42,6 +42,7 @@ from memories.models import (
 )
 from memories.services.indexing import queue_index
 from memories.services.reconcile import lock_subject_attribute
+from memories.services.tombstones import ErasedKeys, tombstone_record
 from retrieval.documents import TURN_COLLECTIONS, fact_document
 from retrieval.indexing import (
     DocSpec, documents_embed, documents_erase, documents_rewrite, scope_lock_for_transaction, speakers_refresh, windows_around,
@@ -86,6 +87,7 @@ def episode_forget(*, principal: Principal, scope: Scope, episode_public_id: uui
     require(principal, scope, Access.WRITE)
     public_id = _episode_uuid(episode_public_id, scope=scope)
     counts: Counter[str] = Counter()
+    keys = ErasedKeys()
     with transaction.atomic():
         # The indexers' lock first: one waiting on it re-reads after our commit, so it cannot
         # index again what we erase; then the episode, so its extraction cannot run meanwhile.
@@ -93,13 +95,16 @@ def episode_forget(*, principal: Principal, scope: Scope, episode_public_id: uui
         episode = Episode.objects.in_scope(scope).select_for_update().filter(public_id=public_id).first()
         if episode is None:
             raise NotFound(f"No episode {public_id} in scope {scope.slug!r}.")
-        rewritten = episodes_erase(scope=scope, episodes=[episode], counts=counts)
+        rewritten = episodes_erase(scope=scope, episodes=[episode], counts=counts, keys=keys)
         speakers_refresh(scope=scope)
 
         receipt = ForgetReceipt(
             episode_id=public_id, scope=scope.slug, forgotten_at=timezone.now(), forgotten_by=principal.label,
             counts={key: counts[key] for key in sorted(counts)},
         )
+        # Hashes only: a backup taken before now, restored later, is forgotten again (retrieval/tombstones.py).
+        tombstone_record(scope=scope, kind="episode", erasure_id=uuid.uuid4(), erased_at=receipt.forgotten_at, principal=principal,
+                         keys=keys)
         audit_record(
             principal=principal, action="episode.forget", target_type="episode", target_id=public_id, scope=scope,
             after=receipt.as_dict(),
@@ -110,17 +115,21 @@ def episode_forget(*, principal: Principal, scope: Scope, episode_public_id: uui
 
 def episodes_erase(
     *, scope: Scope, episodes: list[Episode], counts: Counter, facts: Iterable[int] = (), entities: Iterable[int] = (),
+    keys: ErasedKeys | None = None,
 ) -> list[int]:
     """Erase these episodes, their turns and what only they said (see the module's docstring),
     and with them the facts `facts` and the entities `entities` whatever else supports them.
     Call inside a transaction holding `scope_lock_for_transaction` and the episodes' row locks.
-    Adds to `counts`; returns the ids of the documents rewritten, to embed after the commit."""
+    Adds to `counts` and to `keys` (what the tombstone hashes); returns the ids of the documents
+    rewritten, to embed after the commit."""
     # A consolidation summary (memories/services/consolidate.py) was written from these episodes'
     # words, so it goes with them; its other originals are unlinked and condensed again later.
     summary_ids = {e.consolidated_into_id for e in episodes if e.consolidated_into_id} - {e.pk for e in episodes}
     episodes = episodes + list(Episode.objects.select_for_update().filter(pk__in=summary_ids).order_by("id"))
     episode_ids = [e.pk for e in episodes]
-    turns = list(Turn.objects.filter(pk__in=[e.turn_id for e in episodes if e.turn_id]).order_by("id"))
+    turns = list(Turn.objects.filter(pk__in=[e.turn_id for e in episodes if e.turn_id]).select_related("session").order_by("id"))
+    if keys is not None:
+        keys.add_episodes(episodes, turns)
     # Ingest appends to a session under this lock; we close the gaps the turns leave.
     list(Session.objects.select_for_update().filter(pk__in={t.session_id for t in turns}).order_by("id"))
 

@@ -27,16 +27,17 @@ from django.db import connection
 from accounts.models import AuditEvent, User
 from memoryweb.errors import InvalidInput
 from memories.models import (
-    Embedding, EmbeddingTarget, Entity, EntityAlias, Episode, EpisodeStatus, Fact, FactStatus, FactSupport, Mention, Scope,
-    Session, Turn,
+    Embedding, EmbeddingTarget, Entity, EntityAlias, Episode, EpisodeStatus, Fact, FactStatus, FactSupport, Mention, MergeProposal,
+    ProposalKind, ProposalStatus, Scope, Session, Tombstone, TombstoneKind, Turn,
 )
 from memories.services.vectors import ensure_model_index
 
 FORMAT = "memoryweb-scope-backup"
-VERSION = 1
+VERSION = 2  # 2 added the proposal and tombstone sections
+READS = (1, 2)
 # The sections, in the order they appear: every reference points to an earlier section (or, for
 # merged_into, supersedes and consolidated_into, to the same one), so a reader can resolve it when it gets there.
-KINDS = ("session", "turn", "episode", "entity", "alias", "fact", "support", "mention", "audit", "vector")
+KINDS = ("session", "turn", "episode", "entity", "alias", "fact", "support", "mention", "proposal", "audit", "tombstone", "vector")
 _CHUNK = 2000
 _BATCH = 1000
 
@@ -84,7 +85,9 @@ def backup_counts(scope: Scope, *, with_vectors: bool, model: str) -> dict[str, 
         "fact": Fact.objects.in_scope(scope).count(),
         "support": FactSupport.objects.in_scope(scope).count(),
         "mention": Mention.objects.in_scope(scope).count(),
+        "proposal": MergeProposal.objects.in_scope(scope).count(),
         "audit": AuditEvent.objects.filter(scope=scope).count(),
+        "tombstone": Tombstone.objects.in_scope(scope).count(),
         "vector": _entity_vectors(scope, model).count() if with_vectors else 0,
     }
 
@@ -147,11 +150,24 @@ def backup_records(scope: Scope, *, with_vectors: bool, model: str) -> Iterator[
                "sentence": r["sentence"], "created_at": _time(r["created_at"])}
     for r in _rows(Mention.objects.in_scope(scope), "episode__public_id", "entity__public_id", "role"):
         yield {"kind": "mention", "episode": str(r["episode__public_id"]), "entity": str(r["entity__public_id"]), "role": r["role"]}
+    for r in _rows(MergeProposal.objects.in_scope(scope), "public_id", "source__public_id", "target__public_id", "kind", "score",
+                   "evidence", "status", "created_at", "decided_at", "decided_by"):
+        yield {"kind": "proposal", "id": str(r["public_id"]), "source": str(r["source__public_id"]),
+               "target": str(r["target__public_id"]), "proposal_kind": r["kind"], "score": r["score"], "evidence": r["evidence"],
+               "status": r["status"], "created_at": _time(r["created_at"]), "decided_at": _time(r["decided_at"]),
+               "decided_by": r["decided_by"]}
     for r in _rows(AuditEvent.objects.filter(scope=scope), "public_id", "actor_user__public_id", "actor_label", "action",
                    "target_type", "target_id", "before", "after", "created_at"):
         yield {"kind": "audit", "id": str(r["public_id"]), "actor_user": _uuid(r["actor_user__public_id"]),
                "actor_label": r["actor_label"], "action": r["action"], "target_type": r["target_type"],
                "target_id": r["target_id"], "before": r["before"], "after": r["after"], "created_at": _time(r["created_at"])}
+    # Tombstones hold digests only (memories/services/tombstones.py): a restore of this file on a
+    # fresh database still erases again what a backup taken before the erasure brings back.
+    for r in _rows(Tombstone.objects.in_scope(scope), "public_id", "origin", "kind", "erased_at", "erased_by", "key_id",
+                   "episodes", "turns", "texts", "names"):
+        yield {"kind": "tombstone", "id": str(r["public_id"]), "origin": str(r["origin"]), "erasure_kind": r["kind"],
+               "erased_at": _time(r["erased_at"]), "erased_by": r["erased_by"], "key_id": r["key_id"],
+               "episodes": r["episodes"], "turns": r["turns"], "texts": r["texts"], "names": r["names"]}
     if with_vectors:
         yield from _entity_vector_records(scope, model)
 
@@ -194,8 +210,11 @@ def backup_lines(file) -> Iterator[tuple[int, dict]]:
 def header_check(line_no: int, record: dict) -> dict:
     if record.get("format") != FORMAT:
         raise InvalidInput(f"Line {line_no}: not a memoryweb scope backup (no {FORMAT!r} header).")
-    if record.get("version") != VERSION:
-        raise InvalidInput(f"Line {line_no}: backup format version {record.get('version')!r} is not known (this memoryweb reads {VERSION}).")
+    if record.get("version") not in READS:
+        raise InvalidInput(
+            f"Line {line_no}: backup format version {record.get('version')!r} is not known"
+            f" (this memoryweb reads {', '.join(map(str, READS))})."
+        )
     counts = record.get("counts")
     if not isinstance(counts, dict) or any(not isinstance(counts.get(k, 0), int) for k in KINDS):
         raise InvalidInput(f"Line {line_no}: the header's counts are missing or malformed.")
@@ -279,7 +298,10 @@ class _Loader:
         self.reuse_vectors = header.get("embedding_model") == model
         self.model = model
         self.loaded = RowsLoaded()
-        self.pks: dict[str, dict[uuid.UUID, int]] = {kind: {} for kind in ("session", "turn", "episode", "entity", "fact", "audit")}
+        self.pks: dict[str, dict[uuid.UUID, int]] = {
+            kind: {} for kind in ("session", "turn", "episode", "entity", "fact", "proposal", "audit")
+        }
+        self.tombstones = set(Tombstone.objects.in_scope(scope).values_list("public_id", flat=True))
         self.renamed: dict[str, str] = {str(header["scope"].get("id")): str(scope.public_id)}
         self.users: dict[uuid.UUID, int | None] = {}
         # Self-references (merged_into, supersedes, consolidated_into) by kind: (own id, referenced id, line), linked in `finish`.
@@ -440,6 +462,44 @@ class _Loader:
             return
         self.batch.append((line.no, Mention(scope=self.scope, episode_id=episode, entity_id=entity, role=role), None))
 
+    def _proposal(self, line: _Line) -> None:
+        public_id, status = line.public_id("id"), line.choice("status", ProposalStatus)
+        source, target = self.ref(line, "entity", "source"), self.ref(line, "entity", "target")
+        existing = self.found("proposal", frozenset((source, target))) if status == ProposalStatus.PROPOSED else None
+        if not self.keep("proposal", public_id, existing):
+            return
+        score = line.number("score")
+        if not 0 <= score <= 1 or source == target:
+            line.fail("a proposal's score is from 0 to 1, between two entities.")
+        evidence = line.record.get("evidence")
+        if not isinstance(evidence, dict):
+            line.fail("a proposal's evidence is a JSON object.")
+        # The merge it led to is not in the file (merges are not backed up): the status says it.
+        self.batch.append((line.no, MergeProposal(
+            scope=self.scope, public_id=public_id, source_id=source, target_id=target, kind=line.choice("proposal_kind", ProposalKind),
+            score=score, evidence=evidence, status=status, created_at=line.time("created_at"),
+            decided_at=line.time("decided_at", optional=True), decided_by=line.text("decided_by"),
+        ), public_id))
+
+    def _tombstone(self, line: _Line) -> None:
+        public_id = line.public_id("id")
+        if public_id in self.tombstones:  # held already: tombstones are never replaced
+            self.loaded.skipped["tombstone"] += 1
+            self.tick()
+            return
+        self.tombstones.add(public_id)
+        digests = {}
+        for part in ("episodes", "turns", "texts", "names"):
+            value = line.record.get(part)
+            if not isinstance(value, list) or not all(isinstance(d, str) and len(d) == 64 for d in value):
+                line.fail(f"a tombstone's {part!r} is a list of SHA-256 digests (64 hex digits).")
+            digests[part] = value
+        self.batch.append((line.no, Tombstone(
+            scope=self.scope, public_id=public_id, origin=line.public_id("origin"), kind=line.choice("erasure_kind", TombstoneKind),
+            erased_at=line.time("erased_at"), erased_by=line.text("erased_by"), key_id=line.text("key_id", blank=False),
+            **digests,
+        ), None))
+
     def _audit(self, line: _Line) -> None:
         public_id, action, created_at = line.public_id("id"), line.text("action", blank=False), line.time("created_at")
         if not self.keep("audit", public_id, self.found("audit", (action, line.text("actor_label"), created_at))):
@@ -554,6 +614,7 @@ class _Present:
             "session": ids(Session.objects.in_scope(scope)), "turn": ids(Turn.objects.in_scope(scope)),
             "episode": ids(Episode.objects.in_scope(scope)), "entity": ids(Entity.objects.in_scope(scope)),
             "fact": ids(Fact.objects.in_scope(scope)), "audit": ids(AuditEvent.objects.filter(scope=scope)),
+            "proposal": ids(MergeProposal.objects.in_scope(scope)),
         }
         active = Fact.objects.in_scope(scope).filter(status=FactStatus.ACTIVE)
         self.keys = {
@@ -573,6 +634,9 @@ class _Present:
             },
             "active_fact": {(s, a, v): pk for s, a, v, pk in active.values_list("subject_id", "attribute", "value_normalized", "pk")},
             "audit": {(a, l, c): pk for a, l, c, pk in AuditEvent.objects.filter(scope=scope).values_list("action", "actor_label", "created_at", "pk")},
+            # One open proposal per pair (memories_mergeproposal_one_open_per_pair): an open pair is present.
+            "proposal": {frozenset((s, t)): pk for s, t, pk in MergeProposal.objects.in_scope(scope)
+                         .filter(status=ProposalStatus.PROPOSED).values_list("source_id", "target_id", "pk")},
         }
         self.aliases = set(EntityAlias.objects.in_scope(scope).values_list("normalized", flat=True))
         self.supports = set(FactSupport.objects.in_scope(scope).values_list("fact_id", "episode_id"))

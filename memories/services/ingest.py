@@ -23,7 +23,7 @@ from django.utils import timezone
 from accounts.permissions import Access, Principal, require
 from memoryweb.errors import InvalidInput, TooLarge
 from memoryweb import queue
-from memories.models import Episode, Scope, Session, Turn
+from memories.models import CONSOLIDATION_SOURCE, Episode, Scope, Session, Turn
 from memories.services.indexing import queue_index
 from memories.services.validation import clean_label as _clean_label
 
@@ -31,6 +31,12 @@ logger = logging.getLogger("memoryweb.ingest")
 
 # A client clock may run a little ahead of ours; anything later than this is a bad date.
 FUTURE_SKEW = timedelta(minutes=5)
+# Names memoryweb writes itself, refused from callers (case-insensitively), so that nothing a caller
+# stores passes for the system's own rows: the source of consolidation's summaries (which its
+# writer sets directly, memories/services/consolidate.py), and the markers erasure leaves where
+# text was (retrieval/forget.py: SCRUBBED, retrieval/erase.py: ERASED).
+RESERVED_SOURCES = frozenset({CONSOLIDATION_SOURCE})
+RESERVED_SPEAKERS = frozenset({CONSOLIDATION_SOURCE, "[forgotten]", "[erased]"})
 
 
 @dataclass(frozen=True)
@@ -73,7 +79,8 @@ def remember(
     now = timezone.now()
     text = _clean_text(text, what="Text")
     speaker = _clean_label(speaker, what="Speaker", max_length=200)
-    source = _clean_label(source, what="Source", max_length=32, required=True)
+    source = _not_reserved(_clean_label(source, what="Source", max_length=32, required=True), what="Source", reserved=RESERVED_SOURCES)
+    speaker = _not_reserved(speaker, what="Speaker", reserved=RESERVED_SPEAKERS)
     when = parse_when(occurred_at, now=now, what="occurred_at") if _given(occurred_at) else now
     session_external = _clean_label(session_id, what="Session id", max_length=200) if session_id is not None else ""
     author = actor.user if actor else None
@@ -109,7 +116,7 @@ def ingest_session(
     require(actor, scope, Access.WRITE)
     now = timezone.now()
     external_id = _clean_label(session_id, what="Session id", max_length=200, required=True)
-    source = _clean_label(source, what="Source", max_length=32, required=True)
+    source = _not_reserved(_clean_label(source, what="Source", max_length=32, required=True), what="Source", reserved=RESERVED_SOURCES)
     cleaned = _clean_messages(messages, now=now)
     author = actor.user if actor else None
 
@@ -210,10 +217,19 @@ def _clean_messages(messages, *, now: datetime) -> list[dict]:
         cleaned.append({
             "id": turn_id,
             "text": _clean_text(message.get("text"), what=f"Message {turn_id!r} text"),
-            "speaker": _clean_label(message.get("speaker"), what=f"Message {turn_id!r} speaker", max_length=200),
+            "speaker": _not_reserved(
+                _clean_label(message.get("speaker"), what=f"Message {turn_id!r} speaker", max_length=200),
+                what=f"Message {turn_id!r} speaker", reserved=RESERVED_SPEAKERS,
+            ),
             "occurred_at": parse_when(when, now=now, what=f"Message {turn_id!r} occurred_at") if _given(when) else now,
         })
     return cleaned
+
+
+def _not_reserved(value: str, *, what: str, reserved: frozenset[str]) -> str:
+    if value.casefold() in reserved:
+        raise InvalidInput(f"{what} {value!r} is reserved for memoryweb's own records: use another name.")
+    return value
 
 
 def _session_locked(*, scope: Scope, external_id: str, started_at: datetime) -> Session:

@@ -6,10 +6,14 @@ from django.core.management.base import CommandError
 from memoryweb.management.base import MemorywebCommand
 from memoryweb.management.celery_process import LOG_LEVELS, celery_run, require_broker_and_database
 
+# Sends only while it holds the fleet's lock in Redis: two beats never schedule a task twice.
+BEAT_SCHEDULER = "memoryweb.beat_scheduler:LeaderScheduler"
+
 
 class Command(MemorywebCommand):
     help = ("Start Celery beat, the scheduler of memoryweb's periodic tasks (healing, pruning the call log, "
-            "scheduled backups; CELERY_BEAT_SCHEDULE): run exactly one for the whole fleet.")
+            "scheduled backups; CELERY_BEAT_SCHEDULE). Several may run: one holds a lock in Redis and schedules, "
+            "the others stand by and take over when it stops (MEMORYWEB_BEAT_LOCK_SECONDS).")
     acts_as_user = False
 
     def add_command_arguments(self, parser) -> None:
@@ -25,4 +29,4 @@ class Command(MemorywebCommand):
             schedule.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise CommandError(f"The schedule file's folder {schedule.parent} cannot be created ({exc.strerror}).") from None
-        celery_run(["beat", "--loglevel", options["loglevel"], "--schedule", str(schedule)])
+        celery_run(["beat", "--loglevel", options["loglevel"], "--schedule", str(schedule), "--scheduler", BEAT_SCHEDULER])

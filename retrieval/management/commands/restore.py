@@ -24,4 +24,7 @@ class Command(MemorywebCommand):
         self.emit(options, receipt.as_dict(),
                   f"Restored into {'new ' if receipt.created else ''}scope {receipt.scope}: {written}"
                   + (f"; {skipped} rows present already" if skipped else "")
+                  + "".join(f"; {r['rows']} rows removed again ({r['kind']} {r['reason']})" for r in receipt.reapplied)
+                  + (f"; {receipt.tombstones_unmatched} erasures could not be checked (made with another SECRET_KEY)"
+                     if receipt.tombstones_unmatched else "")
                   + f"; {receipt.documents} search documents indexed in {receipt.seconds:.1f} s.")
