@@ -30,12 +30,11 @@ def shoot(page, screenshots, name: str) -> None:
     page.screenshot(path=str(screenshots / f"{name}.png"), full_page=True)
 
 
-def test_log_in_and_see_the_scopes(open_as, world, screenshots, browser, live_server):
-    login = browser.new_page(viewport=DESKTOP, base_url=live_server.url)
+def test_log_in_and_see_the_scopes(open_as, new_page, world, screenshots):
+    login = new_page(DESKTOP)
     login.goto("/s/alpha/")
     expect(login).to_have_url(re.compile(r"/login/\?next="))
     shoot(login, screenshots, "login-desktop")
-    login.close()
     for name, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
         page = open_as("owner", "pw-owner-123", viewport)
         expect(page.get_by_role("heading", name="Your scopes")).to_be_visible()
