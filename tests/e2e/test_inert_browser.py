@@ -32,9 +32,11 @@ def hostile(cast):
     return hostile_world(cast)
 
 
-def assert_inert(page, path: str, *, shows: str = "onerror", layout: bool = True) -> None:
+def assert_inert(page, path: str, *, shows: str = "onerror", layout: bool = True, shot: str = "") -> None:
     page.goto(path)
     page.wait_for_load_state("networkidle")
+    if shot:
+        page.screenshot(path=str(shot), full_page=True)
     found = page.evaluate(INERT, list(MARKER_IDS))
     assert found["pwned"] is False, path
     assert found["injected"] == [], path
@@ -44,19 +46,20 @@ def assert_inert(page, path: str, *, shows: str = "onerror", layout: bool = True
         assert found["overflow"] <= 0, f"{path} scrolls sideways by {found['overflow']}px: {found['wide']}"
 
 
-def test_hostile_values_are_text_on_every_page(open_as, hostile):
+def test_hostile_values_are_text_on_every_page(open_as, hostile, screenshots):
     w = hostile
     page = open_as("owner", "pw-owner-123")
-    for path in (
-        "/",
-        "/s/evil/",
-        "/s/evil/?q=Lisbon",
-        f"/s/evil/entities/{w.person.public_id}/",
-        f"/s/evil/episodes/{w.episode.public_id}/",
-        "/s/evil/review/",
-        "/teams/evil-team/",
-    ):
-        assert_inert(page, path)
+    for name, path in {
+        "scopes": "/",
+        "scope": "/s/evil/",
+        "search": "/s/evil/?q=Lisbon",
+        "entity": f"/s/evil/entities/{w.person.public_id}/",
+        "episode": f"/s/evil/episodes/{w.episode.public_id}/",
+        "forget": f"/s/evil/episodes/{w.episode.public_id}/forget",
+        "review": "/s/evil/review/",
+        "team": "/teams/evil-team/",
+    }.items():
+        assert_inert(page, path, shot=screenshots / f"hostile-{name}-desktop.png")
     timeline = page.goto(f"/s/evil/entities/{w.person.public_id}/")
     assert timeline.ok
     expect(page.locator("svg g.bar title", has_text="<script").first).to_be_attached()  # the SVG's text, as text
@@ -65,10 +68,15 @@ def test_hostile_values_are_text_on_every_page(open_as, hostile):
     expect(page.locator("#audit")).to_contain_text("evil")
 
 
-def test_hostile_values_are_text_on_a_phone(open_as, hostile):
+def test_hostile_values_are_text_on_a_phone(open_as, hostile, screenshots):
     page = open_as("owner", "pw-owner-123", PHONE)
-    for path in ("/s/evil/", f"/s/evil/entities/{hostile.person.public_id}/", f"/s/evil/episodes/{hostile.episode.public_id}/", "/teams/evil-team/"):
-        assert_inert(page, path)
+    for name, path in {
+        "scope": "/s/evil/",
+        "entity": f"/s/evil/entities/{hostile.person.public_id}/",
+        "episode": f"/s/evil/episodes/{hostile.episode.public_id}/",
+        "team": "/teams/evil-team/",
+    }.items():
+        assert_inert(page, path, shot=screenshots / f"hostile-{name}-phone.png")
 
 
 def test_hostile_values_are_text_in_the_admin(open_as, hostile):
@@ -85,6 +93,8 @@ def test_hostile_values_are_text_in_the_admin(open_as, hostile):
         "accounts/apitoken": ApiToken.objects.get(pk=w.token.token.pk),
         "accounts/auditevent": audit,
     }
+    assert_inert(page, "/admin/", shows="Scopes", layout=False)
+    assert_inert(page, f"/admin/accounts/user/{w.owner.pk}/change/", shows="owner", layout=False)
     for model, row in rows.items():
         shows = {"accounts/apitoken": "pwn-b", "accounts/auditevent": "fact.correct"}.get(model, "<")
         assert_inert(page, f"/admin/{model}/", shows=shows)
