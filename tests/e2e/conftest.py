@@ -8,6 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from memories.models import Entity
+from memories.scopes import scope_update
+from memories.services.ingest import remember
+
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -122,3 +126,19 @@ def open_as(new_page, live_server):
 
     open_page.guard = new_page.guard
     return open_page
+
+
+def remember_alpha(cast, *, review_initech: bool = False):
+    """Alpha knows where ankesh lived and worked and what Kim said in a chat (committed, so
+    extraction has run in-process); with `review_initech`, alpha reviews before recall from
+    the last statement on, so "I work at Initech" waits in the review queue."""
+    said = lambda text, **kw: remember(scope=cast.scope_a, text=text, actor=cast.p_owner, **kw)  # noqa: E731
+    said("I live in San Francisco", speaker="ankesh", occurred_at="2024-01-10")
+    said("I moved to New York", speaker="ankesh", occurred_at="2025-02-10")
+    said("Hi, I am Kim", speaker="kim", session_id="chat-1")
+    said("I adopted a cat called Miso", speaker="kim", session_id="chat-1")
+    if review_initech:
+        scope_update(principal=cast.p_owner, scope=cast.scope_a, review_before_recall=True)
+    said("I work at Initech", speaker="ankesh", occurred_at="2025-03-01")
+    cast.ankesh = Entity.objects.get(scope=cast.scope_a, name__iexact="ankesh")
+    return cast

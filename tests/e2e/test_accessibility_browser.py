@@ -9,10 +9,8 @@ from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import expect
 
 from accounts.tokens import token_issue
-from memories.models import Entity, Episode
-from memories.scopes import scope_update
-from memories.services.ingest import remember
-from tests.e2e.conftest import DESKTOP, PHONE
+from memories.models import Episode
+from tests.e2e.conftest import DESKTOP, PHONE, remember_alpha
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -23,15 +21,9 @@ WIDTHS = {"desktop": DESKTOP, "phone": PHONE}
 @pytest.fixture
 def world(cast):
     """Alpha with facts, an episode with a conversation, a fact waiting for review and a token."""
-    remember(scope=cast.scope_a, text="I live in San Francisco", speaker="ankesh", occurred_at="2024-01-10", actor=cast.p_owner)
-    remember(scope=cast.scope_a, text="I moved to New York", speaker="ankesh", occurred_at="2025-02-10", actor=cast.p_owner)
-    remember(scope=cast.scope_a, text="Hi, I am Kim", speaker="kim", session_id="chat-1", actor=cast.p_owner)
-    remember(scope=cast.scope_a, text="I adopted a cat called Miso", speaker="kim", session_id="chat-1", actor=cast.p_owner)
-    scope_update(principal=cast.p_owner, scope=cast.scope_a, review_before_recall=True)
-    remember(scope=cast.scope_a, text="I work at Initech", speaker="ankesh", occurred_at="2025-03-01", actor=cast.p_owner)
+    remember_alpha(cast, review_initech=True)
     token_issue(actor=cast.p_owner, user=cast.owner, name="nightly summariser agent", scopes=[cast.scope_a, cast.scope_a2])
     token_issue(actor=cast.p_owner, user=cast.editor, name="editor's laptop", scopes=[cast.scope_a], can_write=True)
-    cast.ankesh = Entity.objects.get(scope=cast.scope_a, name__iexact="ankesh")
     cast.episode = Episode.objects.get(scope=cast.scope_a, text="I adopted a cat called Miso")
     return cast
 
