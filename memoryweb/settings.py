@@ -427,7 +427,9 @@ LOGGING = {
 # style attribute in any template, and htmx is told not to eval or insert its indicator <style>
 # (templates/pages/base.html). The browser tests fail on any violation (tests/e2e/conftest.py).
 # One block, kept last, so that other settings merge beside it (docs/ARCHITECTURE.md, "Pages").
-INSTALLED_APPS += ["csp"]
+# "ninja" too: with it installed, the API's docs page (/api/v1/docs) serves Swagger UI from our
+# static files instead of a CDN, which script-src 'self' would refuse.
+INSTALLED_APPS += ["csp", "ninja"]
 MIDDLEWARE.insert(MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1, "csp.middleware.CSPMiddleware")
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
