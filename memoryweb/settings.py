@@ -424,3 +424,26 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING").upper()},
     "loggers": {"memoryweb": {"level": env_str("LOG_LEVEL", "INFO").upper(), "propagate": True}},
 }
+
+# Content-Security-Policy (django-csp) on every response, pages, admin and API alike. Scripts and
+# styles come from our own static files only: no inline <script>, no event-handler attribute, no
+# style attribute in any template, and htmx is told not to eval or insert its indicator <style>
+# (templates/pages/base.html). The browser tests fail on any violation (tests/e2e/conftest.py).
+# One block, kept last, so that other settings merge beside it (docs/ARCHITECTURE.md, "Pages").
+# "ninja" too: with it installed, the API's docs page (/api/v1/docs) serves Swagger UI from our
+# static files instead of a CDN, which script-src 'self' would refuse.
+INSTALLED_APPS += ["csp", "ninja"]
+MIDDLEWARE.insert(MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1, "csp.middleware.CSPMiddleware")
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'", "'report-sample'"],
+        "style-src": ["'self'", "'report-sample'"],
+        "img-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}

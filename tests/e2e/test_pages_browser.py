@@ -7,35 +7,26 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from memories.models import Entity, Episode
-from memories.services.ingest import remember
-from tests.e2e.conftest import DESKTOP, PHONE
+from memories.models import Episode
+from tests.e2e.conftest import DESKTOP, PHONE, remember_alpha
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
 def world(cast):
-    """Alpha knows where ankesh lived (committed, so extraction has run in-process)."""
-    remember(scope=cast.scope_a, text="I live in San Francisco", speaker="ankesh", occurred_at="2024-01-10", actor=cast.p_owner)
-    remember(scope=cast.scope_a, text="I moved to New York", speaker="ankesh", occurred_at="2025-02-10", actor=cast.p_owner)
-    remember(scope=cast.scope_a, text="I work at Initech", speaker="ankesh", occurred_at="2025-03-01", actor=cast.p_owner)
-    remember(scope=cast.scope_a, text="Hi, I am Kim", speaker="kim", session_id="chat-1", actor=cast.p_owner)
-    remember(scope=cast.scope_a, text="I adopted a cat called Miso", speaker="kim", session_id="chat-1", actor=cast.p_owner)
-    cast.ankesh = Entity.objects.get(scope=cast.scope_a, name__iexact="ankesh")
-    return cast
+    return remember_alpha(cast)
 
 
 def shoot(page, screenshots, name: str) -> None:
     page.screenshot(path=str(screenshots / f"{name}.png"), full_page=True)
 
 
-def test_log_in_and_see_the_scopes(open_as, world, screenshots, browser, live_server):
-    login = browser.new_page(viewport=DESKTOP, base_url=live_server.url)
+def test_log_in_and_see_the_scopes(open_as, new_page, world, screenshots):
+    login = new_page(DESKTOP)
     login.goto("/s/alpha/")
     expect(login).to_have_url(re.compile(r"/login/\?next="))
     shoot(login, screenshots, "login-desktop")
-    login.close()
     for name, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
         page = open_as("owner", "pw-owner-123", viewport)
         expect(page.get_by_role("heading", name="Your scopes")).to_be_visible()

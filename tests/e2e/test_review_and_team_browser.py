@@ -32,8 +32,15 @@ def test_approve_an_item_in_the_review_queue_with_the_keyboard(open_as, held, sc
     first = page.locator(".review-item").first
     expect(first).to_be_focused()
     expect(first).to_contain_text("Lisbon")
+    announce = page.locator("#review-announce")  # the live region a screen reader hears
+    expect(announce).to_have_text("Fact 1 of 2: ankesh lives_in Lisbon.")
+    expect(first).to_have_attribute("aria-describedby", "review-keys")  # the shortcuts, read with each fact
+    page.keyboard.press("x")
+    expect(announce).to_have_text("Selected ankesh lives_in Lisbon.")
+    page.keyboard.press("x")
     page.keyboard.press("a")
-    expect(page.get_by_role("status")).to_contain_text("Approved: ankesh lives_in Lisbon.")
+    expect(page.locator("#queue").get_by_role("status")).to_contain_text("Approved: ankesh lives_in Lisbon.")
+    expect(announce).to_contain_text("Approved: ankesh lives_in Lisbon.")
     expect(page.locator(".review-item")).to_have_count(1)
     expect(page.locator(".review-item").first).to_be_focused()  # the next one, ready for the next key
     assert Fact.objects.get(value="Lisbon").status == FactStatus.ACTIVE
