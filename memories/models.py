@@ -175,6 +175,10 @@ class Episode(models.Model):
             models.Index(fields=["scope", "occurred_at"], name="mem_episode_scope_time_idx"),
             # Retry queues and the failed list: WHERE status IN ('pending', 'failed').
             models.Index(fields=["scope", "status"], name="mem_episode_status_idx"),
+            # What is not finished yet, in every scope: the background runner's and healing's sweeps
+            # (retrieval/background.py, memories/services/heal.py), a few rows of millions.
+            models.Index(fields=["status", "ingested_at"], condition=models.Q(status__in=["pending", "processing"]),
+                         name="mem_episode_unfinished_idx"),
         ]
 
     def __str__(self) -> str:

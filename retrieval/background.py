@@ -32,15 +32,19 @@ import logging
 import random
 import threading
 import time
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import connection
+from django.utils import timezone
 
 from memoryweb import queue
-from memories.models import Scope
+from memoryweb.providers.embedders import get_embedder
+from memories.models import Episode, EpisodeStatus, Scope
 from memories.services.extract import episode_extract, extract_test_delay
+from retrieval.embedder import scope_model
 from retrieval.heal import heal
-from retrieval.indexing import index_if_free
+from retrieval.indexing import index_behind, index_if_free
 
 logger = logging.getLogger("memoryweb.background")
 
@@ -92,6 +96,7 @@ class Runner:
         self._extract_wake = threading.Event()
         self._stopping = threading.Event()
         self._locked_backend: int | None = None
+        self._next_heal = 0.0
         self._threads = [
             threading.Thread(target=self._loop, args=(self._index_wake, self._index_round), name="memoryweb-indexer", daemon=True),
             threading.Thread(target=self._loop, args=(self._extract_wake, self._extract_round), name="memoryweb-extractor", daemon=True),
@@ -139,8 +144,12 @@ class Runner:
                 wake.clear()
         connection.close()
 
-    def _index_round(self, *, sweep: bool) -> bool:  # noqa: ARG002 (the extractor's sweep announces scopes)
+    def _index_round(self, *, sweep: bool) -> bool:
         """One full sweep of each scope announced; True when some are left for another round."""
+        if sweep:  # a scope announced to a process that died before indexing it
+            for scope in Scope.objects.order_by("id"):
+                if index_behind(scope=scope, model=scope_model(scope) or get_embedder().name):
+                    self.announce("retrieval.index_scope", (scope.pk,))
         with self._guard:
             scope_ids, self._scopes = self._scopes, set()
             self._index_wake.clear()
@@ -166,7 +175,10 @@ class Runner:
         self._hold_liveness_lock()
         if sweep:
             self._take_over_dead_claims()
-            heal()  # announces to this runner what is pending too long and the scopes whose index is behind
+            self._adopt_waiting()
+            if time.monotonic() >= self._next_heal:
+                self._next_heal = time.monotonic() + settings.MEMORYWEB_HEAL_INTERVAL_SECONDS
+                heal()  # as Celery beat does with a broker; its messages come to this runner
         with self._guard:
             wanted = sorted(self._episodes)[:EXTRACT_BATCH]
             self._episodes.difference_update(wanted)
@@ -186,6 +198,16 @@ class Runner:
             # A transient failure left it failed with its reason, as extraction in the caller
             # does without a broker: `memoryweb retry` (or the API's retry) queues it again.
             logger.warning("Extracting episode %s failed", pk, exc_info=True)
+
+    def _adopt_waiting(self) -> None:
+        """Episodes pending for longer than two sweeps: announced to a runner that died before its
+        claim, or waiting in a busy runner's backlog (claims are atomic, so sharing it is safe)."""
+        waited = timezone.now() - timedelta(seconds=2 * settings.MEMORYWEB_BACKGROUND_SWEEP_SECONDS)
+        waiting = Episode.objects.filter(status=EpisodeStatus.PENDING, ingested_at__lt=waited).order_by("id")
+        ids = list(waiting.values_list("id", flat=True)[: 4 * EXTRACT_BATCH])
+        if ids:
+            with self._guard:
+                self._episodes.update(ids)
 
     def _claim(self, episode_ids: list[int]) -> list[int]:
         if not episode_ids:

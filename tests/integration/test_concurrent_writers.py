@@ -122,7 +122,9 @@ def test_a_server_killed_holding_a_batch_leaves_it_to_the_others(servers, tmp_pa
     with live_server(doomed_env, tmp_path) as url:
         client = MemoryWebClient(url, servers.token, timeout=60)
         try:
-            sent = [client.remember("kills", **_as_remember(move(1000 + n))).episodes[0].episode_id for n in range(6)]
+            sent = [client.remember("kills", **_as_remember(move(1000 + n))).episodes[0].episode_id for n in range(3)]
+            turns = [move(1003 + n) for n in range(SESSION_TURNS)]
+            sent += [e.episode_id for e in client.ingest_session("kills", "doomed-conversation", turns).episodes]
         finally:
             client.close()
         held = wait_for(lambda: list(Episode.objects.filter(public_id__in=sent, status=EpisodeStatus.PROCESSING,
@@ -147,9 +149,9 @@ def _write_concurrently(servers: Servers) -> tuple[dict[str, list[str]], dict[st
     def job(n: int, clients) -> tuple[str, list[str], str]:
         client = clients[n % 2]
         if n % 3 == 0:
-            return "moves", [e.episode_id for e in client.remember("moves", **_as_remember(move(n))).episodes], ""
+            return "moves", [e.episode_id for e in client.remember("moves", **_as_remember(move(n * SESSION_TURNS))).episodes], ""
         if n % 3 == 1:
-            turns = [move(n * SESSION_TURNS + 10_000 + t) for t in range(SESSION_TURNS)]
+            turns = [move(n * SESSION_TURNS + t) for t in range(SESSION_TURNS)]
             return "moves", [e.episode_id for e in client.ingest_session("moves", f"conversation-{n}", turns).episodes], ""
         stored = client.remember("notes", f"Ticket {_letters(n)} was closed by the on-call engineer.")
         return "notes", [stored.episodes[0].episode_id], _letters(n)
