@@ -438,7 +438,7 @@ def _insert(*, scope: Scope, specs: list[DocSpec]) -> list[tuple[int, DocSpec]]:
             " SELECT %s, c, t, x, v, (SELECT coalesce(sum(cardinality(u.positions)), 0) FROM unnest(v) u), sp, o, now()"
             " FROM (SELECT c, t, x, o, sp, to_tsvector('english', x) AS v"
             "       FROM unnest(%s::text[], %s::bigint[], %s::text[], %s::timestamptz[], %s::text[]) AS i(c, t, x, o, sp)) s"
-            " ON CONFLICT (collection, target_id) DO NOTHING RETURNING id, collection, target_id",
+            " ON CONFLICT (collection, target_id, scope_id) DO NOTHING RETURNING id, collection, target_id",
             [
                 scope.pk, [s.collection for s in specs], [s.target_id for s in specs], [s.text for s in specs],
                 [s.occurred_at for s in specs], [s.speaker[:200] for s in specs],
