@@ -8,11 +8,9 @@ from celery.exceptions import SoftTimeLimitExceeded
 from memoryweb.celery import app
 from memories.services.consolidate import consolidate_scopes as consolidate_all
 from memories.services.extract import (
-    TransientExtractionError, episode_claim, episode_extract, episode_time_out, extract_test_delay,
+    MAX_RETRIES, TransientExtractionError, episode_claim, episode_extract, episode_time_out, extract_test_delay,
 )
 from retrieval.services import dedup_nightly_indexed
-
-MAX_RETRIES = 5
 
 
 def retry_countdown(retries: int) -> float:

@@ -41,7 +41,7 @@ from django.utils import timezone
 from memoryweb import queue
 from memoryweb.providers.embedders import get_embedder
 from memories.models import Episode, EpisodeStatus, Scope
-from memories.services.extract import episode_extract, extract_test_delay
+from memories.services.extract import MAX_RETRIES, TransientExtractionError, episode_extract, extract_test_delay
 from retrieval.embedder import scope_model
 from retrieval.heal import heal
 from retrieval.indexing import index_behind, index_if_free
@@ -54,6 +54,9 @@ CLAIM_PREFIX = "bg-"
 EXTRACT_BATCH = 32
 # A scope whose lock another run holds is tried again after this long.
 LOCKED_RETRY_SECONDS = 0.2
+# An extraction that failed for a passing reason is claimed again after this long (a deadlock
+# between two extractions of one scope passes at once; a model that is down is not waited out here).
+RETRY_SECONDS = (0.5, 2.0)
 # After an error the thread waits this long before it tries again (a database restarting).
 ERROR_PAUSE_SECONDS = 1.0
 
@@ -135,8 +138,7 @@ class Runner:
                 again = one_round(sweep=sweep)
             except Exception:
                 logger.exception("Background work failed; trying again")
-                connection.close()  # a broken connection is opened afresh on the next round
-                self._locked_backend = None
+                connection.close()  # a broken connection is opened afresh on the next round (and the liveness lock taken again)
                 again = False
                 self._stopping.wait(ERROR_PAUSE_SECONDS)
             if not again:
@@ -194,9 +196,17 @@ class Runner:
         try:
             extract_test_delay()
             episode_extract(episode_pk=pk)  # marks the episode done or failed with its reason
+        except TransientExtractionError:
+            # Two extractions of one scope deadlocked on their (subject, attribute) locks, a model
+            # timed out: tried again later, as a Celery worker retries (memories.tasks), up to
+            # MAX_RETRIES claims; after that it stays failed with its reason for `memoryweb retry`.
+            if Episode.objects.filter(pk=pk, status=EpisodeStatus.FAILED, attempts__lte=MAX_RETRIES).update(
+                status=EpisodeStatus.PENDING, claim_id="", claimed_at=timezone.now()
+            ):
+                timer = threading.Timer(random.uniform(*RETRY_SECONDS), self.announce, args=("memories.extract_episode", (pk,)))
+                timer.daemon = True
+                timer.start()
         except Exception:
-            # A transient failure left it failed with its reason, as extraction in the caller
-            # does without a broker: `memoryweb retry` (or the API's retry) queues it again.
             logger.warning("Extracting episode %s failed", pk, exc_info=True)
 
     def _adopt_waiting(self) -> None:

@@ -51,6 +51,11 @@ logger = logging.getLogger("memoryweb.extract")
 TRANSIENT_ERRORS: tuple[type[Exception], ...] = (OperationalError, InterfaceError, ConnectionError, TimeoutError, httpx.TransportError)
 
 
+# How many times an extraction that failed for a passing reason is tried again (by a Celery worker,
+# memories/tasks.py, or a server's background runner, retrieval/background.py).
+MAX_RETRIES = 5
+
+
 class TransientExtractionError(Exception):
     """Extraction failed for a reason that may pass; the episode is marked failed meanwhile."""
 
