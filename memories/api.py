@@ -20,6 +20,7 @@ from memories.services.facts import (
     fact_list_for_episode, fact_restore, fact_retract,
 )
 from memories.services.ingest import ingest_session, remember
+from retrieval.indexing import with_searchable
 from retrieval.services import episode_forget
 
 router = Router(tags=["memory"])
@@ -62,6 +63,11 @@ class FactOut(Schema):
     author: str | None
 
 
+SEARCHABLE = ("true once the episode is in the search index (its document is written; recall ranks it). A server "
+              "answers a write once the raw text is stored, and indexes it within seconds; until then recall finds "
+              "recent rows by their text alone.")
+
+
 class EpisodeOut(Schema):
     id: str
     status: str = Field(description="pending → processing → done | failed")
@@ -75,6 +81,7 @@ class EpisodeOut(Schema):
     source: str
     session_id: str | None
     turn_id: str | None
+    searchable: bool = Field(description=SEARCHABLE)
     facts: list[FactOut] = Field(default_factory=list, description="what extraction produced from it")
 
 
@@ -82,6 +89,7 @@ class IngestedEpisodeOut(Schema):
     episode_id: str
     turn_id: str | None
     status: str
+    searchable: bool = Field(description=SEARCHABLE)
     created: bool = Field(description="false: this turn was sent before and was left as it was")
 
 
@@ -213,7 +221,7 @@ def remember_text(request: HttpRequest, slug: str, payload: RememberIn):
         scope=scope, text=payload.text, speaker=payload.speaker, occurred_at=payload.occurred_at, actor=principal,
         source=payload.source, session_id=payload.session_id,
     )
-    return Status(202, result.as_dict())
+    return Status(202, _ingested(scope, result.as_dict()))
 
 
 @router.post("/scopes/{slug}/sessions", response={202: IngestOut, **ERRORS}, summary="Ingest a session of messages (idempotent)")
@@ -224,14 +232,14 @@ def ingest(request: HttpRequest, slug: str, payload: SessionIn):
     result = ingest_session(
         scope=scope, session_id=payload.session_id, messages=[m.dict() for m in payload.messages], actor=principal, source=payload.source,
     )
-    return Status(202, result.as_dict())
+    return Status(202, _ingested(scope, result.as_dict()))
 
 
 @router.get("/scopes/{slug}/episodes/{episode_id}", response={200: EpisodeOut, **ERRORS}, summary="An episode's status and its facts")
 def episode(request: HttpRequest, slug: str, episode_id: str):
     scope = scope_get(_principal(request), slug, Access.READ)
     found = episode_get(scope=scope, episode_public_id=episode_id)
-    return episode_as_dict(found, facts=list(fact_list_for_episode(scope=scope, episode=found)))
+    return _episode_out(scope, found)
 
 
 @router.delete("/scopes/{slug}/episodes/{episode_id}", response={200: ForgetOut, **ERRORS},
@@ -251,7 +259,7 @@ def episode_retry_view(request: HttpRequest, slug: str, episode_id: str):
     principal = _principal(request)
     scope = scope_get(principal, slug, Access.WRITE)
     retried = episode_retry(scope=scope, episode_public_id=episode_id, actor=principal)
-    return Status(202, episode_as_dict(retried, facts=list(fact_list_for_episode(scope=scope, episode=retried))))
+    return Status(202, _episode_out(scope, retried))
 
 
 @router.get("/scopes/{slug}/entities", response={200: list[EntityOut], **ERRORS}, summary="Entities, searched by name or alias")
@@ -320,3 +328,13 @@ def call_log(request: HttpRequest, slug: str, since: datetime | None = None):
     principal = _principal(request)
     scope = scope_get(principal, slug, Access.READ)
     return call_list(principal=principal, scope=scope, since=since)  # a queryset: the page is sliced in SQL
+
+
+def _ingested(scope, data: dict) -> dict:
+    with_searchable(scope=scope, rows=data["episodes"], key="episode_id")
+    return data
+
+
+def _episode_out(scope, episode) -> dict:
+    data = episode_as_dict(episode, facts=list(fact_list_for_episode(scope=scope, episode=episode)))
+    return with_searchable(scope=scope, rows=[data], key="id")[0]

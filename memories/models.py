@@ -64,7 +64,7 @@ class ScopedQuerySet(models.QuerySet):
 class Session(models.Model):
     """A raw conversation, identified by the caller's id within a scope."""
 
-    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    public_id = models.UUIDField(default=uuid.uuid4, editable=False)  # unique with the scope (Meta)
     scope = models.ForeignKey(Scope, on_delete=models.CASCADE, related_name="sessions")
     external_id = models.CharField(max_length=200)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -74,6 +74,7 @@ class Session(models.Model):
 
     class Meta:
         constraints = [
+            models.UniqueConstraint(fields=["public_id", "scope"], name="memories_session_public_id_in_scope"),
             models.UniqueConstraint(fields=["scope", "external_id"], name="memories_session_unique_external_id"),
         ]
 
@@ -84,7 +85,7 @@ class Session(models.Model):
 class Turn(models.Model):
     """One raw message of a session. Append-only: never updated, never deleted by processing."""
 
-    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    public_id = models.UUIDField(default=uuid.uuid4, editable=False)  # unique with the scope (Meta)
     scope = models.ForeignKey(Scope, on_delete=models.CASCADE, related_name="turns")
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="turns")
     external_id = models.CharField(max_length=200)
@@ -99,7 +100,8 @@ class Turn(models.Model):
     class Meta:
         ordering = ["session_id", "position"]
         constraints = [
-            models.UniqueConstraint(fields=["session", "external_id"], name="memories_turn_unique_external_id"),
+            models.UniqueConstraint(fields=["public_id", "scope"], name="memories_turn_public_id_in_scope"),
+            models.UniqueConstraint(fields=["scope", "session", "external_id"], name="memories_turn_unique_external_id_in_scope"),
         ]
         indexes = [
             # Neighbouring turns of a hit: WHERE session_id = … ORDER BY position.
@@ -124,7 +126,7 @@ class EpisodeStatus(models.TextChoices):
 class Episode(models.Model):
     """One thing that was said or stored. The raw text is kept whatever extraction does."""
 
-    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    public_id = models.UUIDField(default=uuid.uuid4, editable=False)  # unique with the scope (Meta)
     scope = models.ForeignKey(Scope, on_delete=models.CASCADE, related_name="episodes")
     session = models.ForeignKey(Session, null=True, blank=True, on_delete=models.CASCADE, related_name="episodes")
     turn = models.OneToOneField(Turn, null=True, blank=True, on_delete=models.CASCADE, related_name="episode")
@@ -162,6 +164,7 @@ class Episode(models.Model):
     class Meta:
         ordering = ["occurred_at", "id"]
         constraints = [
+            models.UniqueConstraint(fields=["public_id", "scope"], name="memories_episode_public_id_in_scope"),
             models.CheckConstraint(
                 condition=models.Q(importance__isnull=True) | models.Q(importance__gte=0, importance__lte=1),
                 name="memories_episode_importance_0_1",
@@ -175,6 +178,10 @@ class Episode(models.Model):
             models.Index(fields=["scope", "occurred_at"], name="mem_episode_scope_time_idx"),
             # Retry queues and the failed list: WHERE status IN ('pending', 'failed').
             models.Index(fields=["scope", "status"], name="mem_episode_status_idx"),
+            # What is not finished yet, in every scope: the background runner's and healing's sweeps
+            # (retrieval/background.py, memories/services/heal.py), a few rows of millions.
+            models.Index(fields=["status", "ingested_at"], condition=models.Q(status__in=["pending", "processing"]),
+                         name="mem_episode_unfinished_idx"),
         ]
 
     def __str__(self) -> str:
@@ -192,7 +199,7 @@ class EntityKind(models.TextChoices):
 class Entity(models.Model):
     """One canonical identity per scope. A merge keeps `merged_into`, never deletes."""
 
-    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    public_id = models.UUIDField(default=uuid.uuid4, editable=False)  # unique with the scope (Meta)
     scope = models.ForeignKey(Scope, on_delete=models.CASCADE, related_name="entities")
     name = models.CharField(max_length=200)
     kind = models.CharField(max_length=16, choices=EntityKind.choices, default=EntityKind.OTHER)
@@ -202,6 +209,9 @@ class Entity(models.Model):
     objects = ScopedQuerySet.as_manager()
 
     class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["public_id", "scope"], name="memories_entity_public_id_in_scope"),
+        ]
         verbose_name_plural = "entities"
         indexes = [models.Index(fields=["scope", "name"], name="mem_entity_scope_name_idx")]
 
@@ -263,7 +273,7 @@ class Fact(models.Model):
     """A state that holds from `valid_from` until `valid_to`. Never deleted: a new value
     supersedes the old one (status, `valid_to`), a retraction ends it."""
 
-    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    public_id = models.UUIDField(default=uuid.uuid4, editable=False)  # unique with the scope (Meta)
     scope = models.ForeignKey(Scope, on_delete=models.CASCADE, related_name="facts")
     subject = models.ForeignKey(Entity, on_delete=models.PROTECT, related_name="facts")
     attribute = models.CharField(max_length=64)
@@ -289,6 +299,7 @@ class Fact(models.Model):
     class Meta:
         ordering = ["valid_from", "id"]
         constraints = [
+            models.UniqueConstraint(fields=["public_id", "scope"], name="memories_fact_public_id_in_scope"),
             # One active fact per subject + attribute + value: re-extracting the same thing is a NOOP.
             models.UniqueConstraint(
                 fields=["scope", "subject", "attribute", "value_normalized"],
@@ -342,7 +353,7 @@ class FactSupport(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["fact", "episode"], name="memories_factsupport_unique"),
+            models.UniqueConstraint(fields=["fact", "episode", "scope"], name="memories_factsupport_unique_in_scope"),
         ]
 
     def __str__(self) -> str:
@@ -366,7 +377,7 @@ class Mention(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["episode", "entity", "role"], name="memories_mention_unique"),
+            models.UniqueConstraint(fields=["episode", "entity", "role", "scope"], name="memories_mention_unique_in_scope"),
         ]
 
     def __str__(self) -> str:
@@ -411,7 +422,7 @@ class Embedding(models.Model):
     class Meta:
         db_table = "retrieval_embedding"  # created by the retrieval app; the table kept its name
         constraints = [
-            models.UniqueConstraint(fields=["target_type", "target_id", "model"], name="retrieval_embedding_unique_target_model"),
+            models.UniqueConstraint(fields=["target_type", "target_id", "model", "scope"], name="retrieval_embedding_unique_target_model_scope"),
         ]
         indexes = [
             # Exact search inside a small scope: WHERE scope_id = … AND model = … AND target_type = ….
@@ -431,7 +442,7 @@ class EntityMerge(models.Model):
     subject or object entity moved, the mentions and aliases moved, the source's mentions dropped
     because the target had the same one, and the colliding active facts with how each was settled."""
 
-    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    public_id = models.UUIDField(default=uuid.uuid4, editable=False)  # unique with the scope (Meta)
     scope = models.ForeignKey(Scope, on_delete=models.CASCADE, related_name="entity_merges")
     source = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="merges_as_source")
     target = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="merges_as_target")
@@ -446,6 +457,7 @@ class EntityMerge(models.Model):
     class Meta:
         ordering = ["-at", "-id"]
         constraints = [
+            models.UniqueConstraint(fields=["public_id", "scope"], name="memories_entitymerge_public_id_in_scope"),
             models.CheckConstraint(condition=~models.Q(source=models.F("target")), name="memories_entitymerge_distinct"),
         ]
         indexes = [
@@ -478,7 +490,7 @@ class MergeProposal(models.Model):
     Open (`proposed`) until merged (through `entity_merge`, linked in `merge`) or dismissed; a pair
     that was dismissed, or whose merge was undone, is not proposed again."""
 
-    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    public_id = models.UUIDField(default=uuid.uuid4, editable=False)  # unique with the scope (Meta)
     scope = models.ForeignKey(Scope, on_delete=models.CASCADE, related_name="merge_proposals")
     source = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="+")
     target = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="+")
@@ -496,10 +508,11 @@ class MergeProposal(models.Model):
     class Meta:
         ordering = ["-created_at", "-score", "id"]
         constraints = [
+            models.UniqueConstraint(fields=["public_id", "scope"], name="memories_mergeproposal_public_id_in_scope"),
             # One open proposal per pair, whichever way round: the nightly run updates it, never doubles it.
             models.UniqueConstraint(
-                Least("source", "target"), Greatest("source", "target"),
-                condition=models.Q(status="proposed"), name="memories_mergeproposal_one_open_per_pair",
+                Least("source", "target"), Greatest("source", "target"), "scope",
+                condition=models.Q(status="proposed"), name="memories_mergeproposal_one_open_per_pair_in_scope",
             ),
             models.CheckConstraint(condition=~models.Q(source=models.F("target")), name="memories_mergeproposal_distinct"),
             models.CheckConstraint(condition=models.Q(score__gte=0, score__lte=1), name="memories_mergeproposal_score_0_1"),

@@ -2,16 +2,15 @@
 
 import os
 import random
-import time
 
 from celery.exceptions import SoftTimeLimitExceeded
 
 from memoryweb.celery import app
 from memories.services.consolidate import consolidate_scopes as consolidate_all
-from memories.services.extract import TransientExtractionError, episode_claim, episode_extract, episode_time_out
+from memories.services.extract import (
+    MAX_RETRIES, TransientExtractionError, episode_claim, episode_extract, episode_time_out, extract_test_delay,
+)
 from retrieval.services import dedup_nightly_indexed
-
-MAX_RETRIES = 5
 
 
 def retry_countdown(retries: int) -> float:
@@ -37,7 +36,7 @@ def extract_episode(self, episode_pk: int) -> str:
     if not episode_claim(episode_pk=episode_pk, claim_id=claim_id):
         return "skipped"  # done already, or another live task holds it
     try:
-        _test_delay()
+        extract_test_delay()
         return episode_extract(episode_pk=episode_pk).status
     except SoftTimeLimitExceeded:
         # MEMORYWEB_EXTRACT_SOFT_TIME_LIMIT (settings: CELERY_TASK_ANNOTATIONS): never left 'processing'.
@@ -59,14 +58,6 @@ def extract_episode(self, episode_pk: int) -> str:
 def consolidate_scopes() -> dict:
     """Celery beat's nightly consolidation of every scope (CELERY_BEAT_SCHEDULE, CONSOLIDATION_HOUR)."""
     return consolidate_all()
-
-
-def _test_delay() -> None:
-    """Test hook only: MEMORYWEB_TEST_EXTRACT_DELAY seconds of sleep after the claim, so a test
-    can kill a worker while it holds an episode. Not a setting; never set it in production."""
-    delay = os.environ.get("MEMORYWEB_TEST_EXTRACT_DELAY")
-    if delay:
-        time.sleep(float(delay))
 
 
 @app.task(name="memories.dedup_scopes")

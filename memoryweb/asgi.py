@@ -5,6 +5,8 @@ app; everything else goes to Django. The ASGI lifespan goes to the MCP app, whos
 manager must run for as long as the server does (Django has no lifespan of its own), so the
 server must run the lifespan protocol (`memoryweb serve` runs uvicorn with `lifespan="on"`).
 Each server process limits PyTorch to one thread (`memoryweb.warmup.native_threads_limit`).
+The lifespan also starts, without a broker, the process's background runner
+(`retrieval/background.py`), so writes are answered once their raw rows are committed.
 
 Django is served through its WSGI handler on a pool of `MEMORYWEB_HTTP_THREADS` threads
 (a2wsgi's bridge, sending a whole response in one hand-off: memoryweb/wsgi_bridge.py), not
@@ -37,8 +39,12 @@ from memoryweb.mcp import McpAuth, http_app  # noqa: E402 (needs the settings ab
 mcp_app = McpAuth(http_app)
 
 
+from retrieval.background import background_start  # noqa: E402 (needs the settings above)
+
+
 async def application(scope, receive, send) -> None:
     if scope["type"] == "lifespan":
+        background_start()  # without a broker, this process's extraction and indexing threads
         await http_app(scope, receive, send)
     elif scope["type"] == "http" and (scope["path"] == "/mcp" or scope["path"].startswith("/mcp/")):
         await mcp_app(scope, receive, send)

@@ -216,6 +216,7 @@ class Episode(_Result):
     source: str = ""
     session_id: str | None = None
     turn_id: str | None = None
+    searchable: bool = False  # in the search index yet (a server indexes a write within seconds)
     facts: tuple[Fact, ...] = ()
     _times = ("occurred_at", "ingested_at")
     _nested = {"facts": Fact}
@@ -227,6 +228,7 @@ class IngestedEpisode(_Result):
     turn_id: str | None = None
     status: str = "pending"
     created: bool = True
+    searchable: bool = False
 
 
 @dataclass(frozen=True)

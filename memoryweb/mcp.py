@@ -36,6 +36,7 @@ from memoryweb.errors import MemorywebError
 from memories.scopes import scope_get, scope_list
 from memories.services.extract import episode_get
 from memories.services.facts import fact_as_dict, fact_list_for_episode
+from retrieval.indexing import with_searchable
 from memories.services.ingest import remember as remember_service
 from retrieval import services as retrieval
 
@@ -156,7 +157,8 @@ def remember(
 
     Example: {"scope": "team-notes", "text": "I moved from San Francisco to New York", "speaker": "ankesh"}
 
-    Returns the stored episode's id and status and the facts extracted so far, each with its id,
+    Returns the stored episode's id, status and `searchable` (whether recall's index has it yet;
+    a server indexes it within seconds) and the facts extracted so far, each with its id,
     validity interval and provenance."""
     target = scope_get(principal, scope, Access.WRITE)
     result = remember_service(
@@ -164,7 +166,9 @@ def remember(
     )
     episode = episode_get(scope=target, episode_public_id=result.episodes[0].episode_id)
     facts = fact_list_for_episode(scope=target, episode=episode)
-    return {"scope": target.slug, **asdict(result), "facts": [fact_as_dict(fact) for fact in facts]}
+    data = asdict(result)
+    with_searchable(scope=target, rows=data["episodes"], key="episode_id")
+    return {"scope": target.slug, **data, "facts": [fact_as_dict(fact) for fact in facts]}
 
 
 Query = Annotated[str, Field(description="What to look for, in plain words or as a question.")]

@@ -386,6 +386,13 @@ RETRIEVAL_EXACT_BELOW = env_int("RETRIEVAL_EXACT_BELOW", 5000, minimum=0)
 RETRIEVAL_SPEAKER_BOOST = env_float("RETRIEVAL_SPEAKER_BOOST", 0.5)
 # Server processes load the embedder and dateparser in a background thread at start (memoryweb/warmup.py).
 MEMORYWEB_WARM_UP = env_bool("MEMORYWEB_WARM_UP", True)
+# Without a broker, a server process runs extraction and indexing on two background threads of its
+# own (retrieval/background.py, started by asgi.py's lifespan and by wsgi.py), so a write is answered
+# once its raw rows are committed; false: they run inside the request, as in the CLI.
+MEMORYWEB_BACKGROUND = env_bool("MEMORYWEB_BACKGROUND", True)
+# How often those threads also look for work nobody announced to them: episodes pending in the
+# database (another process's, a dead runner's claims) and scopes whose index is behind.
+MEMORYWEB_BACKGROUND_SWEEP_SECONDS = env_float("MEMORYWEB_BACKGROUND_SWEEP_SECONDS", 10.0, minimum=0.1)
 # The vector search runs beside BM25 on a second connection (outside transactions); see retrieval/concurrent.py.
 RETRIEVAL_CONCURRENT = env_bool("RETRIEVAL_CONCURRENT", True)
 RETRIEVAL_CONCURRENT_THREADS = env_int("RETRIEVAL_CONCURRENT_THREADS", 6, minimum=1)

@@ -64,7 +64,11 @@ ROOT = Path(__file__).resolve().parent.parent
 MAX_CLIENTS = 256
 MAX_SECONDS = 600
 START_TIMEOUT = 180  # seconds for `serve` to answer, the local model loaded in each worker
-OPERATIONS = ("recall", "remember")
+OPERATIONS = ("recall", "remember", "writes")
+WRITES_READERS = 4  # recall clients beside the writers of the write-heavy mix ("writes")
+PROBE_SECONDS = 0.25  # how often the mix's probe writes a text whose searchable delay is timed
+SEARCHABLE_WAIT = 60.0  # seconds a probe may take to become searchable after the phase ended
+DRAIN_WAIT = 300.0  # seconds the background may take after a writes phase to extract and index its backlog
 WARM_UP_RECALLS = 30  # in-process, before timing
 PAIRED_BLOCK_SECONDS = 1.0  # a side's turn in the paired one-client run (`_paired`)
 REMEMBER_SPEAKER = "bench"  # who the clients' remembered texts are from (forgotten at the end, `_remembered_forget`)
@@ -240,6 +244,8 @@ def _http_phases(*, url, server, secret, scope, ask, clients, seconds, workers, 
     for operation, make in (("recall", recall_request), ("remember", remember_request)):
         if operation not in operations:
             continue
+        if operation == "remember":
+            _drained(scope, out)
         if operation == "remember" and "recall" in operations:
             paired = _paired(url=url, secret=secret, scope=scope, ask=ask, seconds=seconds, out=out)
         for count in clients:
@@ -253,7 +259,102 @@ def _http_phases(*, url, server, secret, scope, ask, clients, seconds, workers, 
                       f"{data['cores_busy']} cores busy{', errors ' + str(data['errors']) if data['errors'] else ''}\n")
     if paired is None and "recall" in operations:
         paired = _paired(url=url, secret=secret, scope=scope, ask=ask, seconds=seconds, out=out)
+    if "writes" in operations:
+        phases += _writes(url=url, headers=headers, server=server, scope=scope, recall_request=recall_request,
+                          remember_request=remember_request, clients=clients, seconds=seconds, out=out)
     return phases, paired
+
+
+def _writes(*, url, headers, server, scope, recall_request, remember_request, clients, seconds, out) -> list[dict]:
+    """The write-heavy mix: for each client count N, N clients remember into the one scope while
+    WRITES_READERS clients recall from it, and a probe remembers a text every PROBE_SECONDS and
+    times how long after its acknowledgement the episode is searchable (polled in this process,
+    `episodes_searchable`). Before it, the readers alone (the quiet figure); after each count, the
+    time the background took to extract and index the backlog. CPU per request in a `writes` row
+    is the whole machine's during the phase (the readers' and the probe's included)."""
+    _drained(scope, out)
+    quiet = _drive(url, headers, recall_request, clients=WRITES_READERS, seconds=seconds, server=server).as_dict()
+    quiet["operation"] = "recall_quiet"
+    out.write(f"recall   {WRITES_READERS:3} clients, quiet: p50 {quiet['p50_ms']} ms, p95 {quiet['p95_ms']} ms\n")
+    phases = [quiet]
+    for count in clients:
+        with ThreadPoolExecutor(3) as pool:
+            reading = pool.submit(_drive, url, headers, recall_request, clients=WRITES_READERS, seconds=seconds, server=server)
+            probing = pool.submit(_probe, url, headers, remember_request, scope=scope, seconds=seconds)
+            writes = _drive(url, headers, remember_request, clients=count, seconds=seconds, server=server).as_dict()
+            readers, delays = reading.result().as_dict(), probing.result()
+        drained = _drained(scope, out)
+        writes.update(operation="writes", readers=WRITES_READERS, recall_p50_ms=readers["p50_ms"], recall_p95_ms=readers["p95_ms"],
+                      recall_per_second=readers["requests_per_second"], recall_errors=readers["errors"],
+                      recall_quiet_p95_ms=quiet["p95_ms"], searchable=delays, drain_seconds=drained)
+        phases.append(writes)
+        out.write(f"writes   {count:3} clients: {writes['requests_per_second']:7} remember/s, p50 {writes['p50_ms']} ms, "
+                  f"p95 {writes['p95_ms']} ms; recall at {WRITES_READERS} readers p95 {readers['p95_ms']} ms (quiet "
+                  f"{quiet['p95_ms']}); write→searchable p50 {delays['p50_s']} s, p95 {delays['p95_s']} s over "
+                  f"{delays['probes']} probes{', never ' + str(delays['never']) if delays['never'] else ''}; "
+                  f"backlog done {drained} s after; {writes['cores_busy']} cores busy"
+                  f"{', errors ' + str(writes['errors']) if writes['errors'] else ''}\n")
+    return phases
+
+
+def _probe(url, headers, remember_request, *, scope: Scope, seconds: float) -> dict:
+    """Remember a text every PROBE_SECONDS for `seconds`; for each, the seconds from its
+    acknowledgement until it is searchable (at most SEARCHABLE_WAIT after the phase)."""
+    from retrieval.indexing import episodes_searchable
+
+    http = _Connection(url, headers)
+    acked: dict[str, float] = {}
+    delays: list[float] = []
+    rng = random.Random(-1)
+    deadline = time.monotonic() + seconds
+    try:
+        while time.monotonic() < deadline:
+            path, body = remember_request(rng)
+            status, data = http.post_json(path, body)
+            if status == 202:
+                acked[data["episodes"][0]["episode_id"]] = time.monotonic()
+            found_by = time.monotonic() + PROBE_SECONDS
+            while time.monotonic() < found_by:
+                _probes_found(scope, acked, delays, episodes_searchable)
+                time.sleep(0.02)
+        wait_until = time.monotonic() + SEARCHABLE_WAIT
+        while acked and time.monotonic() < wait_until:
+            _probes_found(scope, acked, delays, episodes_searchable)
+            time.sleep(0.02)
+    finally:
+        http.close()
+        connection.close()  # this thread's connection
+    return {
+        "probes": len(delays) + len(acked), "never": len(acked),
+        "p50_s": round(statistics.median(delays), 3) if delays else None,
+        "p95_s": round(_percentile(delays, 0.95), 3) if delays else None,
+        "max_s": round(max(delays), 3) if delays else None,
+    }
+
+
+def _probes_found(scope: Scope, acked: dict[str, float], delays: list[float], searchable) -> None:
+    if not acked:
+        return
+    now = time.monotonic()
+    for episode_id in searchable(scope=scope, episode_ids=list(acked)):
+        delays.append(now - acked.pop(str(episode_id)))
+
+
+def _drained(scope: Scope, out) -> float | None:
+    """Seconds until the scope has no episode pending or processing and its index has caught up
+    (the server's background work after a write phase); None if not within DRAIN_WAIT."""
+    from memories.models import EpisodeStatus
+    from retrieval.indexing import index_behind
+
+    started = time.monotonic()
+    model = get_embedder().name
+    while time.monotonic() - started < DRAIN_WAIT:
+        busy = Episode.objects.in_scope(scope).filter(status__in=[EpisodeStatus.PENDING, EpisodeStatus.PROCESSING]).exists()
+        if not busy and not index_behind(scope=scope, model=model):
+            return round(time.monotonic() - started, 1)
+        time.sleep(0.2)
+    out.write(f"the background had not caught up {DRAIN_WAIT:g} s after the writes\n")
+    return None
 
 
 def _paired(*, url: str, secret: str, scope: Scope, ask, seconds: float, out) -> dict:
@@ -349,16 +450,26 @@ class _Connection:
 
     def post(self, path: str, body: dict) -> int | str:
         """The response's status, or the name of the error that left no response."""
+        return self._send(path, body)[0]
+
+    def post_json(self, path: str, body: dict) -> tuple[int | str, dict | None]:
+        """Like `post`, with the response's JSON body (None after an error)."""
+        status, raw = self._send(path, body)
+        try:
+            return status, json.loads(raw) if raw else None
+        except ValueError:
+            return status, None
+
+    def _send(self, path: str, body: dict) -> tuple[int | str, bytes]:
         if self.http is None:
             self.http = http.client.HTTPConnection(self.host, self.port, timeout=60)
         try:
             self.http.request("POST", path, body=json.dumps(body).encode(), headers=self.headers)
             response = self.http.getresponse()
-            response.read()
-            return response.status
+            return response.status, response.read()
         except (OSError, http.client.HTTPException) as exc:
             self.close()
-            return exc.__class__.__name__
+            return exc.__class__.__name__, b""
 
     def close(self) -> None:
         if self.http is not None:

@@ -84,6 +84,41 @@ def index_pending(*, scope: Scope, full: bool = False, embedder: Embedder | None
         return _index_locked(scope=scope, state=state, full=full, embedder=embedder or scope_embedder(scope))
 
 
+def index_if_free(*, scope: Scope) -> int | None:
+    """`index_pending(full=True)` unless another run (another process's, recall's catch-up) holds the
+    scope's lock: then None at once, and the caller comes back later, since that run's sweep may
+    have started before the caller's rows were committed. The background runner's sweep
+    (retrieval/background.py), which must never queue behind another indexer."""
+    state, _ = IndexState.objects.get_or_create(scope=scope)
+    with _scope_lock_if_free(scope) as locked:
+        if not locked:
+            return None
+        return _index_locked(scope=scope, state=state, full=True, embedder=scope_embedder(scope))
+
+
+def episodes_searchable(*, scope: Scope, episode_ids: list) -> set:
+    """Which of these episodes (public ids) of `scope` are in the search index: a free-standing
+    episode's own document, an episode with a turn its turn's document (its windows and vector are
+    written by the same run). One query through the documents' unique (collection, target_id)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT e.public_id FROM memories_episode e WHERE e.scope_id = %s AND e.public_id = ANY(%s::uuid[]) AND EXISTS ("
+            " SELECT 1 FROM retrieval_searchdocument d WHERE d.scope_id = e.scope_id"
+            " AND d.collection = CASE WHEN e.turn_id IS NULL THEN %s ELSE %s END AND d.target_id = coalesce(e.turn_id, e.id))",
+            [scope.pk, [str(i) for i in episode_ids], Collection.EPISODE.value, Collection.TURN.value],
+        )
+        return {row[0] for row in cursor.fetchall()}
+
+
+def with_searchable(*, scope: Scope, rows: list[dict], key: str) -> list[dict]:
+    """`rows` (episodes as the doors return them, their public id under `key`), each with
+    `searchable`: whether recall finds it through the index yet (`episodes_searchable`)."""
+    found = {str(i) for i in episodes_searchable(scope=scope, episode_ids=[row[key] for row in rows])} if rows else set()
+    for row in rows:
+        row["searchable"] = str(row[key]) in found
+    return rows
+
+
 @dataclass(frozen=True)
 class Backlog:
     """What is stored but not indexed yet: `pending` rows (counted up to _BACKLOG_COUNT_CAP) above
@@ -403,7 +438,7 @@ def _insert(*, scope: Scope, specs: list[DocSpec]) -> list[tuple[int, DocSpec]]:
             " SELECT %s, c, t, x, v, (SELECT coalesce(sum(cardinality(u.positions)), 0) FROM unnest(v) u), sp, o, now()"
             " FROM (SELECT c, t, x, o, sp, to_tsvector('english', x) AS v"
             "       FROM unnest(%s::text[], %s::bigint[], %s::text[], %s::timestamptz[], %s::text[]) AS i(c, t, x, o, sp)) s"
-            " ON CONFLICT (collection, target_id) DO NOTHING RETURNING id, collection, target_id",
+            " ON CONFLICT (collection, target_id, scope_id) DO NOTHING RETURNING id, collection, target_id",
             [
                 scope.pk, [s.collection for s in specs], [s.target_id for s in specs], [s.text for s in specs],
                 [s.occurred_at for s in specs], [s.speaker[:200] for s in specs],

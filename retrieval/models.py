@@ -43,7 +43,7 @@ class SearchDocument(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["collection", "target_id"], name="retrieval_searchdoc_unique_target"),
+            models.UniqueConstraint(fields=["collection", "target_id", "scope"], name="retrieval_searchdoc_unique_target_scope"),
         ]
         indexes = [
             # A time window's documents (retrieval/search/eligibility.py: window_documents).

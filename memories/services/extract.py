@@ -10,6 +10,8 @@ with a readable reason; `episode_retry` queues it again.
 """
 
 import logging
+import os
+import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -47,6 +49,11 @@ logger = logging.getLogger("memoryweb.extract")
 # server error (LLMError / EmbedderError with `retryable`). Invalid model output is not: its client
 # re-asked already, so the episode fails and waits for a person; nor are other 4xx answers.
 TRANSIENT_ERRORS: tuple[type[Exception], ...] = (OperationalError, InterfaceError, ConnectionError, TimeoutError, httpx.TransportError)
+
+
+# How many times an extraction that failed for a passing reason is tried again (by a Celery worker,
+# memories/tasks.py, or a server's background runner, retrieval/background.py).
+MAX_RETRIES = 5
 
 
 class TransientExtractionError(Exception):
@@ -128,6 +135,15 @@ def episode_extract(*, episode_pk: int) -> ExtractionOutcome:
     except Exception as exc:
         logger.exception("Extracting episode %s failed", episode.public_id)
         return _fail(episode, f"Extraction failed: {_describe(exc)}")
+
+
+def extract_test_delay() -> None:
+    """Test hook only: MEMORYWEB_TEST_EXTRACT_DELAY seconds of sleep after the claim (the Celery
+    task's, the background runner's), so a test can kill a process while it holds an episode.
+    Not a setting; never set it in production."""
+    delay = os.environ.get("MEMORYWEB_TEST_EXTRACT_DELAY")
+    if delay:
+        time.sleep(float(delay))
 
 
 def episode_time_out(*, episode_pk: int) -> ExtractionOutcome:

@@ -89,8 +89,8 @@ def vectors_write(
             "WITH staged AS (DELETE FROM _mw_vector_rows RETURNING target_id, vec)"
             " INSERT INTO retrieval_embedding (scope_id, target_type, target_id, model, vec, deferred, created_at)"
             " SELECT %s, %s, target_id, %s, vec, %s, now() FROM staged"
-            " ON CONFLICT (target_type, target_id, model) DO UPDATE"
-            " SET vec = EXCLUDED.vec, scope_id = EXCLUDED.scope_id, deferred = EXCLUDED.deferred",
+            " ON CONFLICT (target_type, target_id, model, scope_id) DO UPDATE"
+            " SET vec = EXCLUDED.vec, deferred = EXCLUDED.deferred",
             [scope.pk, target_type, model, deferred],
         )
     return len(ids)

@@ -14,7 +14,7 @@ from memoryweb.client import (
 
 EPISODE = {"id": "e1", "status": "done", "error": "", "attempts": 1, "text": "hi", "speaker": "ada",
            "occurred_at": "2025-02-10T00:00:00Z", "ingested_at": "2025-02-10T10:11:12.345Z", "importance": 0.5,
-           "source": "api", "session_id": None, "turn_id": None, "facts": []}
+           "source": "api", "session_id": None, "turn_id": None, "searchable": True, "facts": []}
 
 
 @pytest.fixture

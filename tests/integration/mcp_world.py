@@ -75,8 +75,11 @@ def server_env(world: World) -> dict[str, str]:
         **os.environ, "DJANGO_SETTINGS_MODULE": "memoryweb.settings", "MEMORYWEB_DATABASE_NAME": world.database,
         "EMBEDDER": "hash", "LLM_PROVIDER": "offline", "MEMORYWEB_WARM_UP": "0", "PYTHONPATH": str(ROOT),
         "MEMORYWEB_LOCAL_ACCESS": "false",  # a test server must not offer itself to the CLIs sharing MEMORYWEB_HOME
+        # Extraction and indexing inside the request, so a remembered text is extracted and searchable
+        # when the call returns (a server's default is its background runner: test_concurrent_writers.py).
+        "MEMORYWEB_BACKGROUND": "false",
     }
-    env.pop("REDIS_URL", None)  # tasks run in the server process, so a remembered text is searchable at once
+    env.pop("REDIS_URL", None)  # tasks run in the server process
     return env
 
 

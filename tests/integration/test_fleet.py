@@ -14,7 +14,6 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from datetime import date, timedelta
 from urllib.parse import urlparse
 
 import pytest
@@ -25,9 +24,9 @@ from django.db import connection
 
 from memoryweb.client import MemoryWebClient
 from memoryweb.providers.embedders import get_embedder
-from memories.models import Embedding, EmbeddingTarget, Entity, Episode, EpisodeStatus, Fact, FactStatus, FactSupport, Scope
-from retrieval.indexing import index_behind, vector_target
-from retrieval.models import Collection, SearchDocument
+from memories.models import Episode, EpisodeStatus, Scope
+from retrieval.indexing import index_behind
+from tests.integration.checks import extracted_and_indexed_once, move
 from tests.integration.mcp_world import live_server, memoryweb_command, world_flush
 from tests.integration.workers import (
     ROOT, flush_redis, start_worker, stop_worker, wait_for, wait_until_ready, worker_env, worker_log,
@@ -37,11 +36,6 @@ pytestmark = [pytest.mark.redis, pytest.mark.slow, pytest.mark.django_db]
 
 EPISODES = 240
 SESSION_TURNS = 10
-# Names and places no fuzzy match takes for one another.
-SPEAKERS = ["Ada", "Bruno", "Chiara", "Dmitri", "Elena", "Farid", "Greta", "Hiroshi", "Ines", "Jonas", "Kofi", "Lena",
-            "Mateo", "Nadia", "Omar", "Priya", "Quentin", "Rosa", "Sven", "Tariq", "Umberto", "Viktor", "Wen", "Yara"]
-CITIES = ["Lisbon", "Porto", "Berlin", "Paris", "Madrid", "Rome", "Vienna", "Prague", "Oslo", "Dublin", "Athens",
-          "Warsaw", "Zurich", "Munich", "Seville", "Krakow", "Helsinki", "Stockholm", "Copenhagen", "Amsterdam"]
 # Every process of the fleet runs with these. Redis hands a message a dead worker took to another
 # worker after the visibility timeout, and each worker sweeps for such messages every second; the
 # settings refuse a visibility timeout not above the stale-claim window and the time limits (the
@@ -146,7 +140,7 @@ def test_two_web_processes_and_two_workers_process_every_episode_exactly_once(fl
     assert len(episodes) == EPISODES
     assert Counter((status, attempts) for _, status, attempts, _ in episodes) == {(EpisodeStatus.DONE, 1): EPISODES}, \
         [e for e in episodes if e[1:3] != (EpisodeStatus.DONE, 1)][:5]
-    _assert_extracted_and_indexed_once(fleet, [pk for pk, *_ in episodes])
+    extracted_and_indexed_once(fleet.scope_id, [pk for pk, *_ in episodes])
     for name, proc in fleet.workers.items():  # both took their share
         assert worker_log(proc).count("memories.extract_episode[") > 0, f"{name} extracted nothing"
 
@@ -178,13 +172,7 @@ def test_a_worker_killed_while_it_holds_an_episode_leaves_it_to_the_other(fleet)
     # The held one was claimed twice (by the doomed worker, then by w1 under the same task id), the others once.
     assert episodes == {pk: (EpisodeStatus.DONE, 2 if pk == held.pk else 1) for pk in episodes}
     assert f"memories.extract_episode[{held.claim_id}] succeeded" in worker_log(survivor)
-    _assert_extracted_and_indexed_once(fleet, list(Episode.objects.filter(scope_id=fleet.scope_id).values_list("pk", flat=True)))
-
-
-def _move(n: int) -> dict:
-    """Episode n: a speaker moves to a city, a week after their previous move (sometimes back to one they left)."""
-    return {"id": f"m{n}", "text": f"I moved to {CITIES[n * 7 % len(CITIES)]}", "speaker": SPEAKERS[n % len(SPEAKERS)],
-            "occurred_at": (date(2020, 1, 1) + timedelta(weeks=n // len(SPEAKERS))).isoformat()}
+    extracted_and_indexed_once(fleet.scope_id, list(Episode.objects.filter(scope_id=fleet.scope_id).values_list("pk", flat=True)))
 
 
 def _send(fleet: Fleet, first: int, count: int) -> list[str]:
@@ -192,8 +180,8 @@ def _send(fleet: Fleet, first: int, count: int) -> list[str]:
     the first half one `POST /api/v1/scopes/fleet/remember` each, the rest as conversations of
     SESSION_TURNS turns (`POST …/sessions`, one episode per turn). Their public ids."""
     remembered = count // 2
-    requests = [[_move(n)] for n in range(first, first + remembered)]
-    requests += [[_move(n) for n in range(start, min(start + SESSION_TURNS, first + count))]
+    requests = [[move(n)] for n in range(first, first + remembered)]
+    requests += [[move(n) for n in range(start, min(start + SESSION_TURNS, first + count))]
                  for start in range(first + remembered, first + count, SESSION_TURNS)]
     clients = [MemoryWebClient(url, fleet.token, timeout=60) for url in fleet.urls]
     try:
@@ -235,40 +223,6 @@ def _wait_until_idle(fleet: Fleet, sent: list[str]) -> None:
         logs = "\n".join(f"--- {name}\n{worker_log(proc)[-3000:]}" for name, proc in fleet.workers.items())
         pytest.fail(f"the fleet did not drain in {DRAIN_TIMEOUT} s: episodes {dict(states)}, queued {broker.llen('celery')}, "
                     f"unacknowledged {broker.hlen('unacked')}\n{logs}")
-
-
-def _assert_extracted_and_indexed_once(fleet: Fleet, episode_pks: list[int]) -> None:
-    scope = Scope.objects.get(pk=fleet.scope_id)
-    model = get_embedder().name
-    # Extracted once: each episode the source of one fact or the support of one (its move said again),
-    # one entity per person and city, and each person's latest move is their one active lives_in fact.
-    said = Counter(Fact.objects.in_scope(scope).filter(source_episode_id__in=episode_pks).values_list("source_episode_id", flat=True))
-    said.update(FactSupport.objects.filter(episode_id__in=episode_pks).values_list("episode_id", flat=True))
-    assert said == {pk: 1 for pk in episode_pks}
-    names = Counter(Entity.objects.in_scope(scope).filter(merged_into__isnull=True).values_list("name", flat=True))
-    assert {name: count for name, count in names.items() if count > 1} == {}
-    latest = {}
-    for text, speaker, _ in sorted(Episode.objects.filter(pk__in=episode_pks).values_list("text", "speaker", "occurred_at"), key=lambda e: e[2]):
-        latest[speaker] = text.removeprefix("I moved to ")
-    active = Fact.objects.in_scope(scope).filter(attribute="lives_in", status=FactStatus.ACTIVE).values_list("subject__name", "value")
-    assert sorted(active) == sorted(latest.items())
-    # Indexed once: one search document per free-standing episode, per turn and turn window, and per
-    # fact, each with one vector of the model.
-    docs = SearchDocument.objects.in_scope(scope)
-    turns = dict(Episode.objects.filter(pk__in=episode_pks, turn__isnull=False).values_list("pk", "turn_id"))
-    expected = {Collection.EPISODE: [pk for pk in episode_pks if pk not in turns],
-                Collection.FACT: list(Fact.objects.in_scope(scope).values_list("pk", flat=True))}
-    expected |= {collection: list(turns.values()) for collection in (Collection.TURN, Collection.TURN_W1, Collection.TURN_W2)}
-    assert all(expected.values())
-    for collection, target_ids in expected.items():
-        found = Counter(docs.filter(collection=collection).values_list("target_id", flat=True))
-        assert found == {pk: 1 for pk in target_ids}, collection
-        vectors = Counter(Embedding.objects.filter(scope=scope, model=model, target_type=vector_target(collection))
-                          .values_list("target_id", flat=True))
-        assert vectors == {pk: 1 for pk in docs.filter(collection=collection).values_list("pk", flat=True)}, collection
-    entity_vectors = Counter(Embedding.objects.filter(scope=scope, model=model, target_type=EmbeddingTarget.ENTITY)
-                             .values_list("target_id", flat=True))
-    assert max(entity_vectors.values()) == 1
 
 
 def _other_database(url: str) -> str:

@@ -134,8 +134,12 @@ def test_bench_api_drives_a_live_server_and_cleans_up(cast, capsys):
     runs = result["in_process"]["before"], result["in_process"]["after"]
     assert result["in_process"]["p50_ms"] == pytest.approx(sum(r["p50_ms"] for r in runs) / 2, abs=0.01)
     assert [(p["operation"], p["clients"]) for p in result["http"]] == [
-        ("recall", 1), ("recall", 2), ("remember", 1), ("remember", 2)]
+        ("recall", 1), ("recall", 2), ("remember", 1), ("remember", 2), ("recall_quiet", 4), ("writes", 1), ("writes", 2)]
     assert all(p["requests"] > 0 and not p["errors"] for p in result["http"]), result["http"]
+    # The write-heavy mix: readers beside the writers, and every probe's write found searchable.
+    for mixed in result["http"][-2:]:
+        assert mixed["readers"] == 4 and mixed["recall_p95_ms"] > 0 and mixed["recall_quiet_p95_ms"] > 0, mixed
+        assert mixed["searchable"]["probes"] > 0 and mixed["searchable"]["never"] == 0 and mixed["drain_seconds"] is not None, mixed
     # What HTTP adds at one client: in-process and HTTP recalls timed in alternating blocks.
     paired = result["paired"]
     assert paired["blocks"] >= 2 and paired["in_process_recalls"] > 0 and paired["http_recalls"] > 0
@@ -170,7 +174,7 @@ def test_bench_api_refuses_nonsense_options(cast):
         call_command("bench", "api", "--seconds", "0", "--as", "owner")
     with pytest.raises(CommandError, match="No scope named"):
         call_command("bench", "api", "--scope", "bravo", "--as", "owner")
-    with pytest.raises(CommandError, match="--operations must name some of recall, remember"):
+    with pytest.raises(CommandError, match="--operations must name some of recall, remember, writes"):
         call_command("bench", "api", "--operations", "recall,delete", "--as", "owner")
     with pytest.raises(CommandError, match="--workers must be at least 1"):
         call_command("bench", "api", "--workers", "0", "--as", "owner")

@@ -36,7 +36,7 @@ def test_the_copy_path_writes_the_rows_the_orm_wrote(cast):
     rows = list(enumerate(vectors, start=1))
     Embedding.objects.bulk_create(
         [Embedding(scope=cast.scope_a, target_type="doc_turn", target_id=i, model="plain", vec=v) for i, v in rows],
-        update_conflicts=True, unique_fields=["target_type", "target_id", "model"], update_fields=["vec", "scope"],
+        update_conflicts=True, unique_fields=["target_type", "target_id", "model", "scope"], update_fields=["vec"],
     )
     with transaction.atomic():
         assert vectors_write(scope=cast.scope_a, target_type="doc_turn", model="copied", rows=rows) == len(rows)
@@ -44,13 +44,18 @@ def test_the_copy_path_writes_the_rows_the_orm_wrote(cast):
     assert copied == plain and len(copied) == len(rows)
     assert not any(row[4] for row in copied)
 
-    # An upsert moves the row to the new scope and vector; duplicates in one write: the last wins.
+    # An upsert rewrites the vector in place; duplicates in one write: the last wins.
     with transaction.atomic():
-        vectors_write(scope=cast.scope_b, target_type="doc_turn", model="copied", rows=[(1, vectors[2]), (2, vectors[0]), (1, vectors[3])])
-        vectors_write(scope=cast.scope_b, target_type="doc_turn", model="copied", rows=[(3, vectors[1])], deferred=True)
+        vectors_write(scope=cast.scope_a, target_type="doc_turn", model="copied", rows=[(1, vectors[2]), (2, vectors[0]), (1, vectors[3])])
+        vectors_write(scope=cast.scope_a, target_type="doc_turn", model="copied", rows=[(3, vectors[1])], deferred=True)
     after = {row[1]: row for row in stored(cast.scope_a, "copied")}
-    assert after[1][2:4] == (cast.scope_b.pk, plain[3][3]) and after[2][2:4] == (cast.scope_b.pk, plain[0][3])
-    assert after[3][3:] == (plain[1][3], True) and after[4][2] == cast.scope_a.pk
+    assert after[1][2:4] == (cast.scope_a.pk, plain[3][3]) and after[2][2:4] == (cast.scope_a.pk, plain[0][3])
+    assert after[3][3:] == (plain[1][3], True) and len(after) == len(rows)
+    # The scope is part of the key (docs/ARCHITECTURE.md, "Past one database"): a vector is never moved to another scope.
+    with transaction.atomic():
+        vectors_write(scope=cast.scope_b, target_type="doc_turn", model="copied", rows=[(1, vectors[0])])
+    assert sorted((row[1], row[2]) for row in stored(cast.scope_a, "copied") if row[1] == 1) == [
+        (1, cast.scope_a.pk), (1, cast.scope_b.pk)]
 
 
 def messages(n):

@@ -58,8 +58,9 @@ class Command(MemorywebCommand):
         api.add_argument("--queries", type=int, default=200, help="in-process recalls to time (default 200)")
         api.add_argument("--keep", action="store_true", help="keep the built scope, to measure it again with --scope")
         api.add_argument("--scope", help="measure a scope kept by an earlier `bench api --keep` (or `bench recall --keep`)")
-        api.add_argument("--operations", type=lambda v: tuple(p for p in v.split(",") if p), default=("recall", "remember"),
-                         help="what the clients send: recall, remember or both (default recall,remember)")
+        api.add_argument("--operations", type=lambda v: tuple(p for p in v.split(",") if p), default=("recall", "remember", "writes"),
+                         help="what the clients send: recall, remember, writes (the write-heavy mix: remember with 4 "
+                              "recall clients beside, and the write→searchable delay); default all three")
         fleet = sub.add_parser("fleet", help="episodes/s through web processes and N workers on Redis (REDIS_URL; a scratch database and Redis)")
         fleet.add_argument("--workers", type=_counts, default=[1, 2], help="worker processes, one run each (default 1,2)")
         fleet.add_argument("--webs", type=int, default=2, help="web processes (default 2)")

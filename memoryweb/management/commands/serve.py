@@ -47,7 +47,7 @@ class Command(MemorywebCommand):
         url = f"http://{options['host']}:{options['port']}"
         out = sys.stdout
         out.write(f"memoryweb at {url}  (database: {'embedded' if settings.DATABASE_EMBEDDED else 'DATABASE_URL'}, "
-                  f"tasks: {'Redis + worker' if settings.REDIS_URL else 'in-process'}, workers: {options['workers']})\n")
+                  f"tasks: {'Redis + worker' if settings.REDIS_URL else _in_process()}, workers: {options['workers']})\n")
         password_file = admin_password_file()
         if password:
             out.write(f"First run: created admin account '{admin.username}' with password: {password}\n")
@@ -59,6 +59,10 @@ class Command(MemorywebCommand):
         local_url = f"http://{'127.0.0.1' if options['host'] in ('0.0.0.0', '::', '') else options['host']}:{options['port']}"
         with local_access(local_url):
             _run(host=options["host"], port=options["port"], workers=options["workers"])
+
+
+def _in_process() -> str:
+    return "in-process, on background threads" if settings.MEMORYWEB_BACKGROUND else "in-process, in the request"
 
 
 def server_config(*, host: str, port: int, workers: int):
