@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memories', '0012_scope_in_unique_keys'),
+        ('memories', '0013_scope_in_unique_keys'),
         ('retrieval', '0008_searchdoc_moment_index'),
     ]
 

@@ -18,9 +18,10 @@ LARGE_TABLES = {
     "retrieval_indexstate",
 }
 # Tables with a scope_id that stay on the coordinator (reference or local tables): the audit and
-# call logs, and which scopes a token may use. A new table with a scope_id must be named in one
-# of the two sets.
-COORDINATOR_TABLES = {"memories_auditevent", "accounts_apicall", "accounts_apitoken_scopes"}
+# call logs, which scopes a token may use, and the erasures' tombstones (few, and they outlive a
+# deleted scope: their scope_id may be NULL). A new table with a scope_id must be named in one of
+# the two sets.
+COORDINATOR_TABLES = {"memories_auditevent", "accounts_apicall", "accounts_apitoken_scopes", "memories_tombstone"}
 # The one unique key left without scope_id, and why: Episode.turn is a OneToOneField (a turn's one
 # episode), whose unique index Django makes on turn_id alone, and code and templates read it from
 # the turn's side (`turn.episode`, select_related("episode")). Before a move to Citus it becomes a

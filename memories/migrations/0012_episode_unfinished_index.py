@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memories', '0010_embedding_deferred'),
+        ('memories', '0011_tombstone'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

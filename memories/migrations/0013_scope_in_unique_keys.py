@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memories', '0011_episode_unfinished_index'),
+        ('memories', '0012_episode_unfinished_index'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
