@@ -381,6 +381,14 @@ RETRIEVAL_EF_SEARCH = env_int("RETRIEVAL_EF_SEARCH", 100, minimum=1)
 RETRIEVAL_EXACT_BELOW = env_int("RETRIEVAL_EXACT_BELOW", 5000, minimum=0)
 # BM25 scores of what the one speaker a question names said are multiplied by 1 + this.
 RETRIEVAL_SPEAKER_BOOST = env_float("RETRIEVAL_SPEAKER_BOOST", 0.5)
+# "Caroline's kids" names the speaker Caroline for the boost above (off: only the whole word does).
+RETRIEVAL_POSSESSIVE_SPEAKER = env_bool("RETRIEVAL_POSSESSIVE_SPEAKER", False)
+# A question's time words ("last year", "in May 2023") narrow the search to that window
+# (retrieval/temporal.py); off: only the since/until filters do.
+RETRIEVAL_TIME_WINDOWS = env_bool("RETRIEVAL_TIME_WINDOWS", True)
+# The widest window of neighbouring turns searched beside the turns: 2 (±1 and ±2), 1 (±1), 0 (none).
+# Windows are indexed either way; this only picks the lists searched.
+RETRIEVAL_WINDOW_RADIUS = env_int("RETRIEVAL_WINDOW_RADIUS", 2, minimum=0)
 # Server processes load the embedder and dateparser in a background thread at start (memoryweb/warmup.py).
 MEMORYWEB_WARM_UP = env_bool("MEMORYWEB_WARM_UP", True)
 # The vector search runs beside BM25 on a second connection (outside transactions); see retrieval/concurrent.py.

@@ -103,6 +103,8 @@ def named_speaker(scope: Scope, query: str, speakers: tuple[str, ...] | None = N
     if len(state) > MAX_SPEAKERS:
         return ""
     found = words(query)
+    if settings.RETRIEVAL_POSSESSIVE_SPEAKER:
+        found = [_POSSESSIVE.sub("", w) for w in found]  # "Caroline's" names Caroline
     folded = {w.casefold() for w in found}
     text = " ".join(found).casefold()
     named = [
@@ -111,6 +113,9 @@ def named_speaker(scope: Scope, query: str, speakers: tuple[str, ...] | None = N
         or speaker.split()[0].casefold() in folded
     ]
     return named[0] if len(named) == 1 else ""
+
+
+_POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
 
 
 def dense_query(q: Question) -> str:
@@ -199,6 +204,8 @@ def _window(scope: Scope, query: str, *, now: datetime, filters: dict, me: Entit
         if start and filters.get("since") and not isinstance(filters["since"], datetime):
             start = start.replace(hour=0, minute=0, second=0, microsecond=0)
         return TimeWindow(start, end, "filters")
+    if not settings.RETRIEVAL_TIME_WINDOWS:
+        return None  # the question's time words are left to the lexical side
     window = parse_time(query, now=now)
     if window is not None and window.anchor:
         window = resolve_anchor(window, moved_at=_moved_at(scope, me))
