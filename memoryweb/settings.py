@@ -383,9 +383,12 @@ RETRIEVAL_EXACT_BELOW = env_int("RETRIEVAL_EXACT_BELOW", 5000, minimum=0)
 RETRIEVAL_SPEAKER_BOOST = env_float("RETRIEVAL_SPEAKER_BOOST", 0.5)
 # "Caroline's kids" names the speaker Caroline for the boost above (off: only the whole word does).
 RETRIEVAL_POSSESSIVE_SPEAKER = env_bool("RETRIEVAL_POSSESSIVE_SPEAKER", False)
-# A question's time words ("last year", "in May 2023") narrow the search to that window
-# (retrieval/temporal.py); off: only the since/until filters do.
-RETRIEVAL_TIME_WINDOWS = env_bool("RETRIEVAL_TIME_WINDOWS", True)
+# A question's time words ("last year", "in May 2023") become a window (retrieval/temporal.py):
+# "facts" (default) narrows the facts by when they held, not turns or episodes by when they were
+# said; "all" narrows those too (before: it lost in every cross-validation fold on five LOCOMO
+# conversations, a question's date being when a thing happened, a turn's when it was said);
+# "off" reads no window. The since/until filters and "what changed in …" narrow everything.
+RETRIEVAL_TIME_WINDOWS = env_choice("RETRIEVAL_TIME_WINDOWS", "facts", {"facts", "all", "off"})
 # The widest window of neighbouring turns searched beside the turns: 2 (±1 and ±2), 1 (±1), 0 (none).
 # Windows are indexed either way; this only picks the lists searched.
 RETRIEVAL_WINDOW_RADIUS = env_int("RETRIEVAL_WINDOW_RADIUS", 2, minimum=0)

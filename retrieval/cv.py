@@ -1,25 +1,29 @@
 """`memoryweb eval locomo --cv`: choose retrieval settings by cross-validation on LOCOMO.
 
 Every question is asked under every candidate setting (`CANDIDATES`). Then, leaving one
-conversation out at a time, a setting is chosen by its evidence recall@k on the others (below)
-and measured on the one left out: the figure for a conversation nobody tuned on. With the two
-dev conversations that is "tune on conv-26, measure on conv-30" and the reverse. Reported per
-held-out conversation and category, beside every setting's own figures.
+conversation out at a time (or one group of them: `folds`), a setting is chosen by its evidence
+recall@k on the others (below) and measured on the ones left out: the figure for conversations
+nobody tuned on. With the five conversations of `locomo-dev.json` and `locomo-tune.json` (given
+as two `--dataset`s) that is five folds, each tuned on four. Reported per held-out conversation
+and category, beside every setting's own figures per fold, and each rule's verdict
+(`rules_judged`).
 
 A setting acts at one of three stages, and each stage is paid for once per distinct value:
 - indexing (`INDEX_SETTINGS`: what a turn's vector is made from): the conversation is ingested
   and indexed, through the real path, into a throwaway scope per distinct indexing setting;
-- the candidate lists (the question's vector, `RETRIEVAL_DENSE_QUERY`): the questions are
-  embedded, and their lists gathered (`candidates_memo`), once per distinct list setting;
+- the candidate lists (the question's vector, its time window, the windows searched, the
+  speaker boost): the questions are embedded once per distinct text, and their lists gathered
+  (`candidates_memo`) once per distinct list setting;
 - fusion (`FUSION_SETTINGS`): re-fused from the same lists.
 
-Few candidates on purpose: each one more is one more chance to fit the noise of two
-conversations. And a candidate that beats the default by less than the noise does not replace
-it (`candidate_choose`): the first candidate in order (the current default first) within one
-standard error of the best is chosen, the error of their difference question by question
-(the one-standard-error rule, Breiman et al. 1984; Hastie, Tibshirani & Friedman, The Elements
-of Statistical Learning, 7.10). On two conversations three questions' worth of recall is within
-it; a setting better on many questions is not.
+Few candidates on purpose: each one more is one more chance to fit the noise of a few
+conversations. And a candidate that beats another by less than the noise does not replace it
+(`candidate_choose`): the first candidate in order within one standard error of the best is
+chosen, the error of their difference question by question (the one-standard-error rule,
+Breiman et al. 1984; Hastie, Tibshirani & Friedman, The Elements of Statistical Learning, 7.10).
+The order puts each rule switched off first (`RULES_OFF`: simpler than the default), then the
+default, then other values of its parameters: a rule stays only if it beats its absence by
+more than the noise, and another value replaces a parameter's only if it beats it so.
 """
 
 import json
@@ -59,7 +63,7 @@ DEFAULT = Candidate("default", {})  # the settings as they are: every rule as co
 # than the default, so a rule stays only when it beats its absence by more than one standard
 # error on the tuning conversations), then the default, then other values of its parameters.
 RULES_OFF = (
-    Candidate("no time windows", {"RETRIEVAL_TIME_WINDOWS": False}),
+    Candidate("no time windows", {"RETRIEVAL_TIME_WINDOWS": "off"}),
     Candidate("no speaker boost", {"RETRIEVAL_SPEAKER_BOOST": 0.0}),
     Candidate("windows ±1 only", {"RETRIEVAL_WINDOW_RADIUS": 1}),
     Candidate("no windows", {"RETRIEVAL_WINDOW_RADIUS": 0}),
@@ -67,6 +71,7 @@ RULES_OFF = (
     Candidate("document vectors", {"RETRIEVAL_TURN_VECTOR_TEXT": "document"}),
 )
 ALTERNATIVES = (
+    Candidate("time windows on turns", {"RETRIEVAL_TIME_WINDOWS": "all"}),  # the default before five conversations
     Candidate("rrf k 5", {"RETRIEVAL_FUSION": "rrf", "RETRIEVAL_RRF_K": 5.0}),
     Candidate("rrf k 20", {"RETRIEVAL_FUSION": "rrf", "RETRIEVAL_RRF_K": 20.0}),
     Candidate("rrf k 60", {"RETRIEVAL_FUSION": "rrf", "RETRIEVAL_RRF_K": 60.0}),

@@ -102,7 +102,9 @@ def _searched(
     # none is not searched (nothing in it could be found; un-indexed rows could be, so not while
     # the index is behind): its results all come from outside it, as below. One that holds few
     # is searched by its documents (BM25 scores only their postings).
-    held = window_documents(q, collections) if q.window is not None and collections and not backlog.pending else None
+    # (A window that narrows only the facts, `Question.moment_window`, is not counted: the turns
+    # and episodes all pass it.)
+    held = window_documents(q, collections) if q.moment_window is not None and collections and not backlog.pending else None
     empty = held == 0
     out, entity_names = rank(q, timings, narrow=held is not None and held < WINDOW_PREFILTER_MAX) if not empty else ([], [])
     if q.window is not None and len(out) < k:

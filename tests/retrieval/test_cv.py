@@ -168,7 +168,7 @@ def test_a_rule_holds_only_when_it_beats_its_absence_on_the_tuning_conversations
         "no speaker boost": _asked("c1", [0.3] * 4) + _asked("c2", [0.7] * 4),
         "default": _asked("c1", [0.5] * 4) + _asked("c2", [0.5] * 4),
     }
-    candidates = (Candidate("no time windows", {"RETRIEVAL_TIME_WINDOWS": False}),
+    candidates = (Candidate("no time windows", {"RETRIEVAL_TIME_WINDOWS": "off"}),
                   Candidate("no speaker boost", {"RETRIEVAL_SPEAKER_BOOST": 0.0}), Candidate("default", {}))
     report = cv_report(records, names=["c1", "c2"], candidates=candidates, k=10, mode="turns")
     rules = report["rules"]
@@ -222,17 +222,22 @@ def test_eval_locomo_cv_over_five_conversations_in_two_folds_chooses_on_the_trai
 # --- the rules' settings ---------------------------------------------------------------------------
 
 @pytest.mark.django_db
-def test_time_windows_can_be_switched_off_but_the_filters_still_narrow(cast, settings):
+def test_time_words_narrow_the_facts_by_default_everything_under_all_and_nothing_when_off(cast, settings):
     now = datetime(2024, 6, 1, tzinfo=UTC)
 
-    def window(**kwargs):
-        return question_read(scope=cast.scope_a, query="What did we decide last month?", filters=kwargs or None, as_of=None,
-                             include_history=False, now=now, speaker="", speakers=()).window
+    def read(query="What did we decide last month?", **filters):
+        return question_read(scope=cast.scope_a, query=query, filters=filters or None, as_of=None,
+                             include_history=False, now=now, speaker="", speakers=())
 
-    assert window() is not None
-    settings.RETRIEVAL_TIME_WINDOWS = False
-    assert window() is None
-    assert window(since="2024-01-01") is not None
+    q = read()
+    assert q.window is not None and q.moment_window is None  # facts by when they held; turns not by when said
+    assert read(since="2024-01-01").moment_window is not None  # a filter narrows everything
+    assert read("What changed last month?").moment_window is not None  # so does "what changed"
+    settings.RETRIEVAL_TIME_WINDOWS = "all"
+    assert read().moment_window == read().window is not None
+    settings.RETRIEVAL_TIME_WINDOWS = "off"
+    assert read().window is None
+    assert read(since="2024-01-01").window is not None and read("What changed last month?").window is not None
 
 
 def test_a_possessive_names_the_speaker_only_when_asked_to(settings):
