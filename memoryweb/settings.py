@@ -384,6 +384,17 @@ RETRIEVAL_EF_SEARCH = env_int("RETRIEVAL_EF_SEARCH", 100, minimum=1)
 RETRIEVAL_EXACT_BELOW = env_int("RETRIEVAL_EXACT_BELOW", 5000, minimum=0)
 # BM25 scores of what the one speaker a question names said are multiplied by 1 + this.
 RETRIEVAL_SPEAKER_BOOST = env_float("RETRIEVAL_SPEAKER_BOOST", 0.5)
+# "Caroline's kids" names the speaker Caroline for the boost above (off: only the whole word does).
+RETRIEVAL_POSSESSIVE_SPEAKER = env_bool("RETRIEVAL_POSSESSIVE_SPEAKER", False)
+# A question's time words ("last year", "in May 2023") become a window (retrieval/temporal.py):
+# "facts" (default) narrows the facts by when they held, not turns or episodes by when they were
+# said; "all" narrows those too (before: it lost in every cross-validation fold on five LOCOMO
+# conversations, a question's date being when a thing happened, a turn's when it was said);
+# "off" reads no window. The since/until filters and "what changed in …" narrow everything.
+RETRIEVAL_TIME_WINDOWS = env_choice("RETRIEVAL_TIME_WINDOWS", "facts", {"facts", "all", "off"})
+# The widest window of neighbouring turns searched beside the turns: 2 (±1 and ±2), 1 (±1), 0 (none).
+# Windows are indexed either way; this only picks the lists searched.
+RETRIEVAL_WINDOW_RADIUS = env_int("RETRIEVAL_WINDOW_RADIUS", 2, minimum=0)
 # Server processes load the embedder and dateparser in a background thread at start (memoryweb/warmup.py).
 MEMORYWEB_WARM_UP = env_bool("MEMORYWEB_WARM_UP", True)
 # Without a broker, a server process runs extraction and indexing on two background threads of its

@@ -1,32 +1,36 @@
 """`memoryweb eval locomo --cv`: choose retrieval settings by cross-validation on LOCOMO.
 
 Every question is asked under every candidate setting (`CANDIDATES`). Then, leaving one
-conversation out at a time, a setting is chosen by its evidence recall@k on the others (below)
-and measured on the one left out: the figure for a conversation nobody tuned on. With the two
-dev conversations that is "tune on conv-26, measure on conv-30" and the reverse. Reported per
-held-out conversation and category, beside every setting's own figures.
+conversation out at a time (or one group of them: `folds`), a setting is chosen by its evidence
+recall@k on the others (below) and measured on the ones left out: the figure for conversations
+nobody tuned on. With the five conversations of `locomo-dev.json` and `locomo-tune.json` (given
+as two `--dataset`s) that is five folds, each tuned on four. Reported per held-out conversation
+and category, beside every setting's own figures per fold, and each rule's verdict
+(`rules_judged`).
 
 A setting acts at one of three stages, and each stage is paid for once per distinct value:
 - indexing (`INDEX_SETTINGS`: what a turn's vector is made from): the conversation is ingested
   and indexed, through the real path, into a throwaway scope per distinct indexing setting;
-- the candidate lists (the question's vector, `RETRIEVAL_DENSE_QUERY`): the questions are
-  embedded, and their lists gathered (`candidates_memo`), once per distinct list setting;
+- the candidate lists (the question's vector, its time window, the windows searched, the
+  speaker boost): the questions are embedded once per distinct text, and their lists gathered
+  (`candidates_memo`) once per distinct list setting;
 - fusion (`FUSION_SETTINGS`): re-fused from the same lists.
 
-Few candidates on purpose: each one more is one more chance to fit the noise of two
-conversations. And a candidate that beats the default by less than the noise does not replace
-it (`candidate_choose`): the first candidate in order (the current default first) within one
-standard error of the best is chosen, the error of their difference question by question
-(the one-standard-error rule, Breiman et al. 1984; Hastie, Tibshirani & Friedman, The Elements
-of Statistical Learning, 7.10). On two conversations three questions' worth of recall is within
-it; a setting better on many questions is not.
+Few candidates on purpose: each one more is one more chance to fit the noise of a few
+conversations. And a candidate that beats another by less than the noise does not replace it
+(`candidate_choose`): the first candidate in order within one standard error of the best is
+chosen, the error of their difference question by question (the one-standard-error rule,
+Breiman et al. 1984; Hastie, Tibshirani & Friedman, The Elements of Statistical Learning, 7.10).
+The order puts each rule switched off first (`RULES_OFF`: simpler than the default), then the
+default, then other values of its parameters: a rule stays only if it beats its absence by
+more than the noise, and another value replaces a parameter's only if it beats it so.
 """
 
+import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from itertools import product
 from pathlib import Path
 
 from django.test.utils import override_settings
@@ -53,22 +57,29 @@ class Candidate:
 INDEX_SETTINGS = frozenset({"RETRIEVAL_TURN_VECTOR_TEXT", "RETRIEVAL_WINDOW_VECTORS"})
 FUSION_SETTINGS = frozenset({"RETRIEVAL_FUSION", "RETRIEVAL_RRF_K"})
 
-_VECTOR_TEXTS = {"said": {"RETRIEVAL_TURN_VECTOR_TEXT": "said"}, "doc": {"RETRIEVAL_TURN_VECTOR_TEXT": "document"}}
-_DENSE_QUERIES = {"unnamed": {"RETRIEVAL_DENSE_QUERY": "unnamed"}, "asked": {"RETRIEVAL_DENSE_QUERY": "asked"}}
-_FUSIONS = {"rrf10": {"RETRIEVAL_FUSION": "rrf", "RETRIEVAL_RRF_K": 10.0}, "zscore": {"RETRIEVAL_FUSION": "zscore"}}
+DEFAULT = Candidate("default", {})  # the settings as they are: every rule as configured
 
-# The defaults first (ties keep them): turns' vectors of what was said, the question's without
-# the speakers' names, RRF k 10. Then every combination of the three choices against it (the
-# vector of a turn's whole document, of the question as asked, z-score fusion), and RRF's
-# constant at 5, 20 and the paper's 60 with the default lists.
-CANDIDATES = tuple(
-    Candidate(f"{v}/{d}/{f}", {**_VECTOR_TEXTS[v], **_DENSE_QUERIES[d], **_FUSIONS[f]})
-    for v, d, f in product(_VECTOR_TEXTS, _DENSE_QUERIES, _FUSIONS)
-) + tuple(
-    Candidate(f"said/unnamed/rrf{k}", {**_VECTOR_TEXTS["said"], **_DENSE_QUERIES["unnamed"], "RETRIEVAL_FUSION": "rrf",
-                                       "RETRIEVAL_RRF_K": float(k)})
-    for k in (5, 20, 60)
+# Order is preference among near-ties (`candidate_choose`): first each rule switched off (simpler
+# than the default, so a rule stays only when it beats its absence by more than one standard
+# error on the tuning conversations), then the default, then other values of its parameters.
+RULES_OFF = (
+    Candidate("no time windows", {"RETRIEVAL_TIME_WINDOWS": "off"}),
+    Candidate("no speaker boost", {"RETRIEVAL_SPEAKER_BOOST": 0.0}),
+    Candidate("windows ±1 only", {"RETRIEVAL_WINDOW_RADIUS": 1}),
+    Candidate("no windows", {"RETRIEVAL_WINDOW_RADIUS": 0}),
+    Candidate("question as asked", {"RETRIEVAL_DENSE_QUERY": "asked"}),
+    Candidate("document vectors", {"RETRIEVAL_TURN_VECTOR_TEXT": "document"}),
 )
+ALTERNATIVES = (
+    Candidate("time windows on turns", {"RETRIEVAL_TIME_WINDOWS": "all"}),  # the default before five conversations
+    Candidate("rrf k 5", {"RETRIEVAL_FUSION": "rrf", "RETRIEVAL_RRF_K": 5.0}),
+    Candidate("rrf k 20", {"RETRIEVAL_FUSION": "rrf", "RETRIEVAL_RRF_K": 20.0}),
+    Candidate("rrf k 60", {"RETRIEVAL_FUSION": "rrf", "RETRIEVAL_RRF_K": 60.0}),
+    Candidate("zscore", {"RETRIEVAL_FUSION": "zscore"}),
+    Candidate("speaker boost 1", {"RETRIEVAL_SPEAKER_BOOST": 1.0}),
+    Candidate("possessive speaker", {"RETRIEVAL_POSSESSIVE_SPEAKER": True}),
+)
+CANDIDATES = RULES_OFF + (DEFAULT,) + ALTERNATIVES
 
 
 def _stage(candidate: Candidate, names: frozenset) -> tuple:
@@ -79,22 +90,50 @@ def _list_stage(candidate: Candidate) -> tuple:
     return tuple(sorted((k, v) for k, v in candidate.settings.items() if k not in INDEX_SETTINGS | FUSION_SETTINGS))
 
 
+def fold_groups(names: list[str], folds: int | None) -> list[list[str]]:
+    """Leave one conversation out (`folds` None), or `folds` groups of them dealt in turn
+    (five conversations in two folds: the 1st, 3rd and 5th, then the 2nd and 4th)."""
+    if folds is None:
+        return [[name] for name in names]
+    if folds < 2 or folds > len(names):
+        raise InvalidInput(f"folds must be from 2 to the number of conversations ({len(names)}).")
+    return [names[i::folds] for i in range(folds)]
+
+
 def cross_validate(
-    *, dataset: str | Path, team: Team, conversations: list[str] | None = None, k: int = 10, mode: str = "turns",
-    candidates: tuple[Candidate, ...] = CANDIDATES, progress: Callable[..., None] | None = None,
+    *, dataset: str | Path | list, team: Team, conversations: list[str] | None = None, k: int = 10, mode: str = "turns",
+    candidates: tuple[Candidate, ...] = CANDIDATES, folds: int | None = None, questions: int | None = None,
+    out: str | Path | None = None, progress: Callable[..., None] | None = None,
 ) -> dict:
-    """Leave-one-conversation-out choice among `candidates` (see the module doc); the report."""
+    """Cross-validated choice among `candidates` (see the module doc); the report. `dataset`:
+    one LOCOMO file or several; `folds`: grouped folds instead of one per conversation;
+    `questions`: at most that many of each conversation's (the first ones, for a quick run);
+    `out`: one JSON record per question and candidate written there."""
     if mode not in MODES:
         raise InvalidInput(f"mode must be one of {', '.join(MODES)}.")
+    if questions is not None and questions < 1:
+        raise InvalidInput("questions must be at least 1.")
     convs = load_locomo(dataset, only=conversations)
     if len(convs) < 2:
         raise InvalidInput("Cross-validation needs at least two conversations.")
+    groups = fold_groups([c.sample_id for c in convs], folds)
     progress = progress or no_progress
-    embedder = get_embedder()
     records: dict[str, list[dict]] = {c.name: [] for c in candidates}
+    out_file = open(out, "w") if out else None
+    try:
+        return _cross_validate(convs, groups=groups, candidates=candidates, records=records, team=team, k=k, mode=mode,
+                               questions=questions, out_file=out_file, progress=progress)
+    finally:
+        if out_file:
+            out_file.close()
+
+
+def _cross_validate(convs, *, groups, candidates, records, team, k, mode, questions, out_file, progress) -> dict:
+    embedder = get_embedder()
     index_stages = list(dict.fromkeys(_stage(c, INDEX_SETTINGS) for c in candidates))
     for number, conv in enumerate(convs, start=1):
         now = conv.sessions[-1][1] + timedelta(days=1)
+        asked = conv.questions[:questions] if questions else conv.questions
         for stage_number, index_stage in enumerate(index_stages, start=1):
             label = f"{conv.sample_id} ({number}/{len(convs)})" + (f" index {stage_number}/{len(index_stages)}" if len(index_stages) > 1 else "")
             scope = conversation_scope(team=team, conv=conv)
@@ -105,44 +144,69 @@ def cross_validate(
                     index_pending(scope=scope)
                     progress(conv.turn_count, conv.turn_count, f"{label} index turns")
                 staged = [c for c in candidates if _stage(c, INDEX_SETTINGS) == index_stage]
+                embedded: dict[str, list[float]] = {}  # the question's vector text → its vector, across list stages
                 for list_stage in dict.fromkeys(_list_stage(c) for c in staged):
                     group = [c for c in staged if _list_stage(c) == list_stage]
                     with override_settings(**dict(index_stage), **dict(list_stage)):
                         speakers = scope_speakers(scope)
-                        vectors = embedder.embed([dense_text(text=q.text, speakers=speakers) for q in conv.questions])
+                        texts = [dense_text(text=q.text, speakers=speakers) for q in asked]
+                        missing = list(dict.fromkeys(t for t in texts if t not in embedded))
+                        embedded.update(zip(missing, embedder.embed(missing) if missing else []))
                     with candidates_memo():
                         for done, candidate in enumerate(group):
                             progress(done, len(group), f"{label} questions by setting")
                             with override_settings(**candidate.settings):
-                                for question, vector in zip(conv.questions, vectors):
+                                for question, text in zip(asked, texts):
                                     result = recall_evidence(scope=scope, query=question.text, k=k, filters={"kinds": list(MODES[mode])},
-                                                             now=now, query_vector=vector)
+                                                             now=now, query_vector=embedded[text])
                                     recall_value, hit = score_question(question.evidence, evidence_ids(result.items))
                                     records[candidate.name].append({"conversation": conv.sample_id, "category": question.category,
                                                                     "recall": recall_value, "hit": hit})
+                                    if out_file:
+                                        out_file.write(json.dumps({"candidate": candidate.name, "question": question.text,
+                                                                   "evidence": question.evidence, "retrieved": evidence_ids(result.items),
+                                                                   **records[candidate.name][-1]}) + "\n")
                         progress(len(group), len(group), f"{label} questions by setting")
             finally:
                 drop_scope(scope)
-    return cv_report(records, names=[c.sample_id for c in convs], candidates=candidates, k=k, mode=mode)
+    return cv_report(records, names=[c.sample_id for c in convs], candidates=candidates, k=k, mode=mode, groups=groups)
 
 
-def cv_report(records: dict[str, list[dict]], *, names: list[str], candidates: tuple[Candidate, ...], k: int, mode: str) -> dict:
-    """Every candidate's figures, and per held-out conversation the candidate chosen on the
-    others (`candidate_choose`) with its figures there, beside the best there and the error."""
+def cv_report(
+    records: dict[str, list[dict]], *, names: list[str], candidates: tuple[Candidate, ...], k: int, mode: str,
+    groups: list[list[str]] | None = None,
+) -> dict:
+    """Every candidate's figures, and per fold (`groups`: the conversations held out together;
+    default one each) the candidate chosen on the other conversations (`candidate_choose`)
+    with its figures on the held-out ones, beside the best there and the error; every
+    candidate's held-out figure per fold against the default's; each rule's verdict."""
+    groups = groups or [[name] for name in names]
     per_candidate = {name: summarise(rows, k=k, mode=mode) for name, rows in records.items()}
+    default = next((c for c in candidates if c.name == DEFAULT.name), candidates[0])
     folds = []
-    for held_out in names:
-        tuned_on = [n for n in names if n != held_out]
+    held: list[dict] = []  # every question as the setting chosen without its conversation found it
+    for held_out in groups:
+        tuned_on = [n for n in names if n not in held_out]
         chosen, best, error = candidate_choose(records, candidates=candidates, tuned_on=tuned_on)
-        held = summarise([r for r in records[chosen.name] if r["conversation"] == held_out], k=k, mode=mode)
+        rows = [r for r in records[chosen.name] if r["conversation"] in held_out]
+        held.extend(rows)
+        figures = summarise(rows, k=k, mode=mode)
         folds.append({
-            "held_out": held_out, "tuned_on": tuned_on, "chosen": chosen.name, "settings": chosen.settings,
-            "tuned_recall": round(_tuned(records[chosen.name], tuned_on), 4), "best": best.name,
+            "held_out": "+".join(held_out), "conversations": list(held_out), "tuned_on": tuned_on, "chosen": chosen.name,
+            "settings": chosen.settings, "tuned_recall": round(_tuned(records[chosen.name], tuned_on), 4), "best": best.name,
             "best_recall": round(_tuned(records[best.name], tuned_on), 4), "standard_error": round(error, 4),
-            "evidence_recall": held["evidence_recall"], "hit_rate": held["hit_rate"],
-            "questions": held["questions"], "by_category": held["by_category"],
+            "evidence_recall": figures["evidence_recall"], "hit_rate": figures["hit_rate"],
+            "questions": figures["questions"], "by_category": figures["by_category"],
+            "by_candidate": {
+                c.name: {
+                    "evidence_recall": summarise([r for r in records[c.name] if r["conversation"] in held_out], k=k, mode=mode)["evidence_recall"],
+                    "against_default": round(_tuned(records[c.name], held_out) - _tuned(records[default.name], held_out), 4),
+                    "error": round(_difference_error(records[default.name], records[c.name], held_out), 4),
+                }
+                for c in candidates
+            },
         })
-    asked = sum(f["questions"] for f in folds)
+    overall = summarise(held, k=k, mode=mode)
     return {
         "k": k, "mode": mode, "candidates": {c.name: c.settings for c in candidates},
         "per_candidate": {
@@ -150,8 +214,32 @@ def cv_report(records: dict[str, list[dict]], *, names: list[str], candidates: t
             for name, r in per_candidate.items()
         },
         "folds": folds,
-        "cv_evidence_recall": round(sum(f["evidence_recall"] * f["questions"] for f in folds) / asked, 4) if asked else 0.0,
+        "cv_evidence_recall": overall["evidence_recall"], "cv_by_conversation": overall["by_conversation"],
+        "cv_by_category": overall["by_category"],
+        "rules": rules_judged(records, candidates=candidates, default=default, folds=folds),
+        "chosen_on_all": candidate_choose(records, candidates=candidates, tuned_on=names)[0].name,
     }
+
+
+def rules_judged(records: dict[str, list[dict]], *, candidates: tuple[Candidate, ...], default: Candidate, folds: list[dict]) -> dict:
+    """For each rule switched off in `candidates` (those before the default): in each fold, its
+    gain on the tuning conversations (the default's recall minus the rule-off one's) with the
+    paired error, and its gain on the held-out ones. A rule holds when it gains more than one
+    error on the tuning conversations of every fold: it won across folds, chosen without the
+    conversations it is then measured on."""
+    before = list(candidates[: candidates.index(default)]) if default in candidates else []
+    out = {}
+    for off in before:
+        per_fold = []
+        for fold in folds:
+            tuned = _tuned(records[default.name], fold["tuned_on"]) - _tuned(records[off.name], fold["tuned_on"])
+            error = _difference_error(records[default.name], records[off.name], fold["tuned_on"])
+            per_fold.append({
+                "held_out": fold["held_out"], "tuned_gain": round(tuned, 4), "tuned_error": round(error, 4),
+                "won": tuned > error + 1e-12, "held_out_gain": round(-fold["by_candidate"][off.name]["against_default"], 4),
+            })
+        out[off.name] = {"settings": off.settings, "holds": all(f["won"] for f in per_fold), "folds": per_fold}
+    return out
 
 
 def candidate_choose(
@@ -202,9 +290,10 @@ def _difference_error(best: list[dict], other: list[dict], tuned_on: list[str]) 
 def format_cv_report(report: dict) -> str:
     lines = [f"LOCOMO cross-validation, mode {report['mode']}, top {report['k']}: evidence recall per setting"]
     names = list(next(iter(report["per_candidate"].values()))["by_conversation"])
-    lines.append(f"{'setting':<22}" + "".join(f"{n:>10}" for n in names) + f"{'all':>10}")
+    width = max(22, *(len(n) + 2 for n in report["per_candidate"]))
+    lines.append(f"{'setting':<{width}}" + "".join(f"{n:>10}" for n in names) + f"{'all':>10}")
     for name, row in report["per_candidate"].items():
-        lines.append(f"{name:<22}" + "".join(f"{row['by_conversation'][n]['evidence_recall']:>10.3f}" for n in names)
+        lines.append(f"{name:<{width}}" + "".join(f"{row['by_conversation'][n]['evidence_recall']:>10.3f}" for n in names)
                      + f"{row['evidence_recall']:>10.3f}")
     for fold in report["folds"]:
         against = "" if fold["best"] == fold["chosen"] else (
@@ -213,5 +302,17 @@ def format_cv_report(report: dict) -> str:
                      f" ({fold['tuned_recall']:.3f}{against}); there {fold['evidence_recall']:.3f}")
         for category, row in fold["by_category"].items():
             lines.append(f"  {category + ' ' + row['name']:<16}{row['questions']:>6}{row['evidence_recall']:>10.3f}")
+    if report.get("rules"):
+        lines.append("rules (gain of the default over the rule switched off: on the tuning conversations ± error / held out):")
+        for name, rule in report["rules"].items():
+            folds = "; ".join(f"{f['held_out']} {f['tuned_gain']:+.3f}±{f['tuned_error']:.3f}{'' if f['won'] else ' (no win)'}"
+                              f" / {f['held_out_gain']:+.3f}" for f in rule["folds"])
+            lines.append(f"  {name}: {'holds' if rule['holds'] else 'does not hold'}: {folds}")
+    lines.append("cross-validated, per conversation: " + ", ".join(
+        f"{n} {row['evidence_recall']:.3f}" for n, row in report.get("cv_by_conversation", {}).items()))
+    lines.append("cross-validated, per category: " + ", ".join(
+        f"{c} {row['name']} {row['evidence_recall']:.3f} ({row['questions']})" for c, row in report.get("cv_by_category", {}).items()))
+    if report.get("chosen_on_all"):
+        lines.append(f"chosen on all the conversations: {report['chosen_on_all']}")
     lines.append(f"cross-validated evidence recall: {report['cv_evidence_recall']:.3f}")
     return "\n".join(lines)

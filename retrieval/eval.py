@@ -101,7 +101,28 @@ def repair_evidence(raw: list, known: set[str], defects: Counter) -> list[str]:
     return out
 
 
-def load_locomo(path: str | Path, *, only: list[str] | None = None) -> list[Conversation]:
+def load_locomo(path: str | Path | list, *, only: list[str] | None = None) -> list[Conversation]:
+    """The conversations of one LOCOMO file or of several (in the order given; a sample id in
+    two files is refused), all or those `only` names."""
+    paths = [path] if isinstance(path, (str, Path)) else list(path)
+    if not paths:
+        raise InvalidInput("Give a dataset.")
+    wanted = set(only or [])
+    conversations: list[Conversation] = []
+    for one in paths:
+        for sample in _samples(one):
+            if wanted and sample.get("sample_id") not in wanted:
+                continue
+            if any(c.sample_id == sample.get("sample_id") for c in conversations):
+                raise InvalidInput(f"{sample.get('sample_id')} is in more than one dataset.")
+            conversations.append(_conversation(sample))
+    missing = wanted - {c.sample_id for c in conversations}
+    if missing:
+        raise InvalidInput(f"Not in the dataset: {', '.join(sorted(missing))}.")
+    return conversations
+
+
+def _samples(path: str | Path) -> list[dict]:
     try:
         data = json.loads(Path(path).read_text())
     except FileNotFoundError:
@@ -110,16 +131,7 @@ def load_locomo(path: str | Path, *, only: list[str] | None = None) -> list[Conv
         raise InvalidInput(f"{path} is not JSON: {exc}.") from None
     if not isinstance(data, list):
         raise InvalidInput(f"{path} is not a LOCOMO file (a list of conversations).")
-    wanted = set(only or [])
-    conversations = []
-    for sample in data:
-        if wanted and sample.get("sample_id") not in wanted:
-            continue
-        conversations.append(_conversation(sample))
-    missing = wanted - {c.sample_id for c in conversations}
-    if missing:
-        raise InvalidInput(f"Not in the dataset: {', '.join(sorted(missing))}.")
-    return conversations
+    return data
 
 
 def _conversation(sample: dict) -> Conversation:
@@ -161,7 +173,7 @@ def score_question(gold: list[str], retrieved: list[str]) -> tuple[float, bool]:
 
 
 def run_locomo(
-    *, dataset: str | Path, team: Team, conversations: list[str] | None = None, k: int = 10, mode: str = "turns",
+    *, dataset: str | Path | list, team: Team, conversations: list[str] | None = None, k: int = 10, mode: str = "turns",
     out: str | Path | None = None, progress: Callable[..., None] | None = None,
 ) -> dict:
     """Ingest, ask, score. Returns the report (see module doc); writes per-question JSONL to `out`.

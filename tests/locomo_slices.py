@@ -8,24 +8,27 @@ from pathlib import Path
 
 import pytest
 
-DEV = Path(os.environ.get("MEMORYWEB_LOCOMO_DEV") or Path(__file__).resolve().parents[1].parent / "shared" / "data" / "locomo" / "locomo-dev.json")
+_SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "locomo"
+DEV = Path(os.environ.get("MEMORYWEB_LOCOMO_DEV") or _SHARED / "locomo-dev.json")
+# Three more conversations (conv-41, conv-42, conv-43), for the five-conversation cross-validation.
+TUNE = Path(os.environ.get("MEMORYWEB_LOCOMO_TUNE") or _SHARED / "locomo-tune.json")
 
 
-def dev_samples() -> list[dict]:
-    """The dev file's conversations; skipped without the file, failed in CI (shared/ should sit
-    beside the repository there)."""
-    if not DEV.exists():
+def dev_samples(path: Path = DEV) -> list[dict]:
+    """The dev file's conversations (or another shared file's); skipped without the file, failed
+    in CI (shared/ should sit beside the repository there)."""
+    if not path.exists():
         if os.environ.get("CI"):
-            pytest.fail(f"no LOCOMO dev file at {DEV} in CI (shared/ should sit beside the repository)")
-        pytest.skip(f"no LOCOMO dev file at {DEV}")
-    return json.loads(DEV.read_text())
+            pytest.fail(f"no LOCOMO file at {path} in CI (shared/ should sit beside the repository)")
+        pytest.skip(f"no LOCOMO file at {path}")
+    return json.loads(path.read_text())
 
 
-def sessions_slice(*, sample_ids: tuple[str, ...] | None, sessions: tuple[str, ...]) -> list[dict]:
-    """The conversations named (all when None) cut to `sessions` ("1", "2", …), each with the
-    questions answered wholly by those sessions' turns, in the file's order."""
+def sessions_slice(*, sample_ids: tuple[str, ...] | None, sessions: tuple[str, ...], files: tuple[Path, ...] = (DEV,)) -> list[dict]:
+    """The conversations named (all when None) of `files` cut to `sessions` ("1", "2", …), each
+    with the questions answered wholly by those sessions' turns, in the files' order."""
     out = []
-    for sample in dev_samples():
+    for sample in (s for path in files for s in dev_samples(path)):
         if sample_ids is not None and sample["sample_id"] not in sample_ids:
             continue
         conv = {k: v for k, v in sample["conversation"].items() if not k.startswith("session_") or k.split("_")[1] in sessions}

@@ -58,7 +58,7 @@ def _fact_rule(*, window: TimeWindow | None, as_of: datetime | None, history: bo
 
 def moment_eligible(q: Question, field: str = "occurred_at") -> Q:
     """The episodes, turns or search documents `q` may return, by the moment in `field`."""
-    return _moment_rule(window=q.window, as_of=q.as_of, field=field)
+    return _moment_rule(window=q.moment_window, as_of=q.as_of, field=field)
 
 
 def _moment_rule(*, window: TimeWindow | None, as_of: datetime | None, field: str) -> Q:
@@ -73,7 +73,7 @@ def _moment_rule(*, window: TimeWindow | None, as_of: datetime | None, field: st
 def document_filter(q: Question) -> tuple[str, list]:
     """Both rules as one SQL condition on `retrieval_searchdocument` (a fact's document by its
     fact, any other by its moment), with `%(pN)s` parameters, as `bm25_candidates` takes it."""
-    sql, params = _document_sql(q.window, q.as_of, q.history, q.changes)
+    sql, params = _document_sql(q.window, q.moment_window, q.as_of, q.history, q.changes)
     return sql, list(params)
 
 
@@ -92,7 +92,7 @@ def window_documents(q: Question, collections: list[str]) -> int:
     count = 0
     with connection.cursor() as cursor:
         if moments:
-            rule, params = _moment_sql(q.window, q.as_of)
+            rule, params = _moment_sql(q.moment_window, q.as_of)
             cursor.execute(
                 "SELECT count(*) FROM (SELECT 1 FROM retrieval_searchdocument WHERE retrieval_searchdocument.scope_id = %(scope)s"
                 f" AND retrieval_searchdocument.collection = ANY(%(collections)s){rule} LIMIT %(cap)s) s",
@@ -100,7 +100,7 @@ def window_documents(q: Question, collections: list[str]) -> int:
             )
             count = cursor.fetchone()[0]
         if Collection.FACT in collections:
-            rule, params = _document_sql(q.window, q.as_of, q.history, q.changes)
+            rule, params = _document_sql(q.window, q.moment_window, q.as_of, q.history, q.changes)
             cursor.execute(
                 "SELECT EXISTS (SELECT 1 FROM retrieval_searchdocument WHERE retrieval_searchdocument.scope_id = %(scope)s"
                 f" AND retrieval_searchdocument.collection = %(fact)s{rule})",
@@ -114,7 +114,7 @@ def window_postings(q: Question) -> tuple[str, dict]:
     """For BM25 (`bm25_candidates`' `posting_filter`): only the postings of the window's
     documents, as a condition on the posting `p` with its named parameters; a fact's postings all
     pass (its document filter judges the fact)."""
-    rule, params = _moment_sql(q.window, q.as_of)
+    rule, params = _moment_sql(q.moment_window, q.as_of)
     return (
         f" AND (p.collection = '{Collection.FACT}' OR p.document_id IN (SELECT retrieval_searchdocument.id"
         " FROM retrieval_searchdocument WHERE retrieval_searchdocument.scope_id = %(scope)s"
@@ -126,7 +126,7 @@ def window_postings(q: Question) -> tuple[str, dict]:
 def turn_moment_sql(q: Question) -> tuple[str, dict]:
     """The moment rule (`moment_eligible`) on `memories_turn.occurred_at`, as " AND <SQL>" and its
     named parameters `%(tN)s`: for reading turns in SQL (hydration) by the one rule."""
-    rule, params = _turn_moment_sql(q.window, q.as_of)
+    rule, params = _turn_moment_sql(q.moment_window, q.as_of)
     return rule, _named("t", params)
 
 
@@ -162,11 +162,13 @@ def _turn_moment_sql(window: TimeWindow | None, as_of: datetime | None) -> tuple
 # Building and compiling the querysets costs about a millisecond on every BM25 search; most
 # questions have no window and no as_of, so they share a handful of compiled conditions.
 @lru_cache(maxsize=256)
-def _document_sql(window: TimeWindow | None, as_of: datetime | None, history: bool, changes: bool) -> tuple[str, tuple]:
+def _document_sql(
+    window: TimeWindow | None, moment_window: TimeWindow | None, as_of: datetime | None, history: bool, changes: bool,
+) -> tuple[str, tuple]:
     facts = Fact.objects.filter(
         _fact_rule(window=window, as_of=as_of, history=history, changes=changes), pk=OuterRef("target_id"), scope=OuterRef("scope_id"),
     )
-    moments = _moment_rule(window=window, as_of=as_of, field="occurred_at")
+    moments = _moment_rule(window=moment_window, as_of=as_of, field="occurred_at")
     rule = Q(Q(collection=Collection.FACT), Exists(facts)) | Q(~Q(collection=Collection.FACT), moments)
     return _compiled(rule, "p")
 

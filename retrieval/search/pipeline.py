@@ -4,10 +4,13 @@ import time
 from dataclasses import replace
 from datetime import date, datetime
 
+from django.conf import settings
+
 from memoryweb.errors import InvalidInput
 from memoryweb.providers.embedders import Embedder
 from memories.models import Scope
 from retrieval.concurrent import Soon, searching, soon
+from retrieval.documents import WINDOW_RADII
 from retrieval.embedder import scope_embedder
 from retrieval.fulltext import query_lexemes
 from retrieval.indexing import Backlog, index_catch_up
@@ -88,7 +91,7 @@ def _searched(
     searchable = collections_for(q.kinds)
     sizes = dict(CorpusStat.objects.filter(scope=scope, collection__in=searchable).values_list("collection", "doc_count"))
     pool = pool_size(sum(n for c, n in sizes.items() if c not in (Collection.TURN_W1, Collection.TURN_W2)))
-    collections = [c for c in searchable if sizes.get(c)]
+    collections = [c for c in searchable if sizes.get(c) and WINDOW_RADII.get(c, 0) <= settings.RETRIEVAL_WINDOW_RADIUS]
     lexemes = query_lexemes(q.text)
 
     def rank(question: Question, laps: dict, narrow: bool = False) -> tuple[list[RecallItem], list[str]]:
@@ -99,7 +102,9 @@ def _searched(
     # none is not searched (nothing in it could be found; un-indexed rows could be, so not while
     # the index is behind): its results all come from outside it, as below. One that holds few
     # is searched by its documents (BM25 scores only their postings).
-    held = window_documents(q, collections) if q.window is not None and collections and not backlog.pending else None
+    # (A window that narrows only the facts, `Question.moment_window`, is not counted: the turns
+    # and episodes all pass it.)
+    held = window_documents(q, collections) if q.moment_window is not None and collections and not backlog.pending else None
     empty = held == 0
     out, entity_names = rank(q, timings, narrow=held is not None and held < WINDOW_PREFILTER_MAX) if not empty else ([], [])
     if q.window is not None and len(out) < k:

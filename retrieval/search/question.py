@@ -41,6 +41,15 @@ class Question:
     speaker_entity: Entity | None = None  # whom "I" means, when the question says "I"
     speakers: tuple[str, ...] | None = None  # the scope's speakers (IndexState), None: not read
 
+    @property
+    def moment_window(self) -> TimeWindow | None:
+        """The window turns, episodes and their documents go by (when they were said), which
+        facts' `window` (when they held) may not be: the question's time words narrow them only
+        under RETRIEVAL_TIME_WINDOWS=all; filters and "what changed" always do."""
+        if self.window is None or settings.RETRIEVAL_TIME_WINDOWS == "all" or self.changes or self.window.phrase == "filters":
+            return self.window
+        return None
+
 
 def question_read(
     *, scope: Scope, query: str, filters: dict | None, as_of, include_history: bool, now: datetime | None, speaker: str,
@@ -103,6 +112,8 @@ def named_speaker(scope: Scope, query: str, speakers: tuple[str, ...] | None = N
     if len(state) > MAX_SPEAKERS:
         return ""
     found = words(query)
+    if settings.RETRIEVAL_POSSESSIVE_SPEAKER:
+        found = [_POSSESSIVE.sub("", w) for w in found]  # "Caroline's" names Caroline
     folded = {w.casefold() for w in found}
     text = " ".join(found).casefold()
     named = [
@@ -111,6 +122,9 @@ def named_speaker(scope: Scope, query: str, speakers: tuple[str, ...] | None = N
         or speaker.split()[0].casefold() in folded
     ]
     return named[0] if len(named) == 1 else ""
+
+
+_POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
 
 
 def dense_query(q: Question) -> str:
@@ -199,6 +213,8 @@ def _window(scope: Scope, query: str, *, now: datetime, filters: dict, me: Entit
         if start and filters.get("since") and not isinstance(filters["since"], datetime):
             start = start.replace(hour=0, minute=0, second=0, microsecond=0)
         return TimeWindow(start, end, "filters")
+    if settings.RETRIEVAL_TIME_WINDOWS == "off" and not asks_changes(query):
+        return None  # the question's time words are left to the lexical side (a turn's document carries its date)
     window = parse_time(query, now=now)
     if window is not None and window.anchor:
         window = resolve_anchor(window, moved_at=_moved_at(scope, me))

@@ -96,7 +96,8 @@ TURN_CASES = [
 
 
 @pytest.mark.parametrize(("question", "expected"), TURN_CASES)
-def test_turns_are_hydrated_by_the_same_moment_rule_the_orm_applies(cast, question, expected):
+def test_turns_are_hydrated_by_the_same_moment_rule_the_orm_applies(cast, question, expected, settings):
+    settings.RETRIEVAL_TIME_WINDOWS = "all"  # the windows narrow turns (the default narrows facts only)
     window, as_of = question
     messages = [{"id": name, "speaker": "Ankesh", "text": f"I played the cello ({name})", "occurred_at": moment.isoformat()}
                 for name, moment in TURN_MOMENTS.items()]

@@ -158,7 +158,8 @@ def test_scope_weights_change_the_order(cast):
     assert recall(scope=scope, query="budget meeting notes", now=NOW).items[0].pk == important.pk
 
 
-def test_time_window_filters_and_is_reported(cast):
+def test_time_window_filters_and_is_reported(cast, settings):
+    settings.RETRIEVAL_TIME_WINDOWS = "all"  # notes narrowed by when they were said (the default narrows facts only)
     scope = cast.scope_a
     inside = note(scope, "dinner with Sam at the harbour", when=at(2025, 3, 10))
     outside = note(scope, "dinner with Sam at the station", when=at(2024, 3, 10))

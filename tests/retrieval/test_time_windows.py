@@ -29,6 +29,13 @@ def _bm25_statements(queries) -> int:
     return sum("WITH scored" in q["sql"] for q in queries)
 
 
+@pytest.fixture(autouse=True)
+def _moments_narrowed(settings):
+    """These tests are about narrowing episodes and documents by when they were said, which a
+    question's time words do under RETRIEVAL_TIME_WINDOWS=all (the default narrows facts only)."""
+    settings.RETRIEVAL_TIME_WINDOWS = "all"
+
+
 @pytest.fixture
 def dinners(cast):
     """Episodes about dinner across 2024 and 2025 (three in March 2025), and facts that match too."""

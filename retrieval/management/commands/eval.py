@@ -11,13 +11,16 @@ class Command(MemorywebCommand):
     def add_command_arguments(self, parser) -> None:
         sub = self.add_subcommands(parser)
         locomo = sub.add_parser("locomo", help="evidence recall@k on LOCOMO conversations")
-        locomo.add_argument("--dataset", required=True, help="the LOCOMO JSON file (e.g. locomo10.json)")
+        locomo.add_argument("--dataset", required=True, action="append",
+                            help="a LOCOMO JSON file (e.g. locomo10.json); repeat it for several")
         locomo.add_argument("--conversations", default="", help="comma-separated sample ids (default: all)")
         locomo.add_argument("--k", type=int, default=10)
         locomo.add_argument("--mode", choices=sorted(MODES), default="turns")
         locomo.add_argument("--out", help="write one JSON record per question here")
         locomo.add_argument("--cv", action="store_true",
-                            help="choose the fusion setting by leave-one-conversation-out cross-validation (retrieval/cv.py)")
+                            help="choose the retrieval settings by leave-one-conversation-out cross-validation (retrieval/cv.py)")
+        locomo.add_argument("--folds", type=int, help="with --cv: this many grouped folds instead of one per conversation")
+        locomo.add_argument("--questions", type=int, help="with --cv: at most this many questions of each conversation")
         scenarios = sub.add_parser("scenarios", help="answer accuracy on a team scenario (statements, then questions)")
         scenarios.add_argument("--file", default=str(DEFAULT_SCENARIO), help="a scenario YAML file (default: the shipped team scenario)")
 
@@ -45,7 +48,8 @@ class Command(MemorywebCommand):
             report = cross_validate(
                 dataset=options["dataset"], team=personal_team_ensure(user=principal.user),
                 conversations=_conversations(options),
-                k=options["k"], mode=options["mode"], progress=progress,
+                k=options["k"], mode=options["mode"], folds=options.get("folds"), questions=options.get("questions"),
+                out=options.get("out"), progress=progress,
             )
         self.emit(options, report, format_cv_report(report))
 
