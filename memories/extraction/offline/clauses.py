@@ -6,7 +6,7 @@ import re
 from memories.extraction.offline.context import Clause, Context
 from memories.extraction.offline.dates import take_dates
 from memories.extraction.offline.rules.team import due_date
-from memories.extraction.offline.subjects import read_clause
+from memories.extraction.offline.subjects import correction_taken, read_clause, team_said_as_we
 from memories.extraction.offline.words import PREDICATE_VERBS
 
 MAX_CLAUSE_CHARS = 400  # longer "clauses" are run-ons or pasted data, not statements
@@ -88,8 +88,9 @@ def read_sentence(sentence: str, ctx: Context) -> None:
         piece = _DISCOURSE.sub("", piece).strip(" ,")
         if not piece or len(piece) > MAX_CLAUSE_CHARS:
             continue
-        clause = Clause(text=piece, typed_lowercase=typed_lowercase)
-        if due_date(piece, clause, ctx):  # "the launch is on 12 May": the date is the value
+        clause = Clause(text=team_said_as_we(piece, ctx), typed_lowercase=typed_lowercase)
+        correction_taken(clause)
+        if due_date(clause.text, clause, ctx):  # "the launch is on 12 May": the date is the value
             continue
         clause.text, clause.valid_from = take_dates(clause.text, ctx)
         clauses.append(clause)

@@ -16,7 +16,8 @@ _FILLERS = re.compile(
 _PARTICIPLES = (
     r"(?:moved|relocated|started|joined|lived|worked|got|gotten|become|begun|left|quit|adopted|bought|"
     r"married|visited|traveled|travelled|been|made|taken|found|switched|landed|accepted|retired|graduated|"
-    r"finished|studied|loved|liked|hated|enjoyed|played|spoken|learned|learnt|grown|grew|turned|had)"
+    r"finished|studied|loved|liked|hated|enjoyed|played|spoken|learned|learnt|grown|grew|turned|had|"
+    r"owned|led|used|migrated|changed|replaced|run|headed|maintained|decided|agreed|chosen|picked|adopted|reported)"
 )
 
 
