@@ -95,6 +95,10 @@ FUNCTION_SYNONYMS = {
 # "Actually, it's Porto, not Lisbon" names no attribute: the extractor says this, and the memory
 # finds the attribute of the subject's active fact whose value is the wrong one.
 CORRECTION_ATTRIBUTE = "corrected_value"
+# "Correction: the offsite is in Porto" / "Sorry, I meant Porto" name no wrong value: the offline
+# extractor says this as `corrects`, and the memory takes the subject's current value of the
+# attribute (for a bare value, the speaker's or the team's latest single-valued fact) as the wrong one.
+CORRECTS_CURRENT = "*current*"
 
 # Other spellings of vocabulary attributes, mapped before facts are compared: a model that writes
 # "resides_in" means lives_in, and must supersede the old city like lives_in does.

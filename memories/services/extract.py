@@ -32,7 +32,7 @@ from memoryweb.queue import enqueue
 from memories.extraction import extractors
 from memories.extraction.extractors import Extractor
 from memories.extraction.schemas import ExtractedFact, Extraction, ReconcileDecision
-from memories.extraction.vocabulary import CORRECTION_ATTRIBUTE, canonical_attribute
+from memories.extraction.vocabulary import CORRECTION_ATTRIBUTE, CORRECTS_CURRENT, canonical_attribute, is_single_valued
 from memories.models import EmbeddingTarget, Episode, EpisodeStatus, EntityKind, Fact, FactStatus, Mention, MentionRole, Review, Scope
 from memories.normalize import normalize_value
 from memories.services.reconcile import FactChange, NewFact, active_candidates, fact_reconcile, same_value
@@ -205,11 +205,13 @@ def _extract(episode: Episode, extractor: Extractor) -> ExtractionOutcome:
         changes = []
         for index, extracted in enumerate(extraction.facts):
             if canonical_attribute(extracted.attribute) == CORRECTION_ATTRIBUTE:
-                extracted = _correction_placed(extracted, scope=scope, resolver=resolver, subjects=[speaker_entity, team_entity])
+                extracted = _correction_placed(extracted, scope=scope, resolver=resolver, subjects=[speaker_entity, team_entity], speaker=speaker)
                 if extracted is None:
                     continue  # "it's Porto, not Lisbon" with no Lisbon known: nothing to correct
             new = _resolved(extracted, resolver=resolver, default_from=default_from, said_at=episode.occurred_at,
                             importance=extraction.importance)
+            if new.corrects == CORRECTS_CURRENT:  # "Correction: the offsite is in Porto": the current value was wrong
+                new.corrects = _current_value(scope=scope, new=new)
             mentions.add((new.subject.pk, MentionRole.ACTOR))
             if new.object_entity is not None:
                 role = MentionRole.LOCATION if new.object_entity.kind == EntityKind.PLACE else MentionRole.OBJECT
@@ -231,20 +233,52 @@ def _extract(episode: Episode, extractor: Extractor) -> ExtractionOutcome:
     return ExtractionOutcome(episode.public_id, EpisodeStatus.DONE, changes=changes, facts_dropped=dropped)
 
 
-def _correction_placed(extracted: ExtractedFact, *, scope: Scope, resolver: Resolver, subjects: list) -> ExtractedFact | None:
+def _current_value(*, scope: Scope, new: NewFact) -> str | None:
+    """The value a correction that names no wrong one replaces: the subject's active value of the
+    attribute (None when there is none, or it is the value said now)."""
+    fact = (Fact.objects.in_scope(scope).filter(subject=new.subject, attribute=new.attribute, status=FactStatus.ACTIVE)
+            .order_by("-valid_from", "-id").first())
+    return fact.value if fact is not None and fact.value_normalized != new.value_normalized else None
+
+
+def _latest_single_valued(*, scope: Scope, subject, speaker: str, value: str) -> Fact | None:
+    """"Sorry, I meant Porto": the single-valued active fact of `subject` the speaker said last."""
+    rows = (Fact.objects.in_scope(scope).filter(subject=subject, status=FactStatus.ACTIVE)
+            .exclude(value_normalized=normalize_value(value)).select_related("source_episode").order_by("-id")[:50])
+    said = [f for f in rows if is_single_valued(f.attribute)]
+    mine = [f for f in said if f.source_episode is not None and f.source_episode.speaker == speaker]
+    return (mine or said or [None])[0]
+
+
+def _correction_placed(extracted: ExtractedFact, *, scope: Scope, resolver: Resolver, subjects: list, speaker: str = "") -> ExtractedFact | None:
     """"Actually, it's Porto, not Lisbon" names no attribute: the one of the active fact, of the
-    speaker (or the team), whose value is the wrong one. None when there is no such fact."""
+    speaker (or the team), whose value is the wrong one; "Sorry, I meant Porto" names no wrong
+    value either: the speaker's latest single-valued fact (`CORRECTS_CURRENT`). None when there is
+    no such fact."""
+    current = extracted.corrects == CORRECTS_CURRENT
     wrong = normalize_value(extracted.corrects or "")
     named = resolver.find(extracted.subject)
+    candidates = []
     for subject in [named, *subjects]:
         if subject is None or not wrong:
+            continue
+        if current:
+            found = _latest_single_valued(scope=scope, subject=subject, speaker=speaker, value=extracted.value)
+            if found is not None:
+                candidates.append(found)
             continue
         fact = (Fact.objects.in_scope(scope).filter(subject=subject, status=FactStatus.ACTIVE, value_normalized=wrong)
                 .order_by("-valid_from", "-id").first())
         if fact is not None:
+            candidates.append(fact)
+            break
+    if current and candidates:
+        candidates = [max(candidates, key=lambda f: f.id)]  # the latest said, the speaker's or the team's
+    for fact in candidates[:1]:
+        if fact is not None:
             sentence = fact.sentence.replace(fact.value, extracted.value) if fact.value in fact.sentence else extracted.sentence
             return extracted.model_copy(update={
-                "subject": fact.subject.name, "attribute": fact.attribute, "sentence": sentence,
+                "subject": fact.subject.name, "attribute": fact.attribute, "sentence": sentence, "corrects": fact.value,
                 "object_entity": extracted.value if fact.object_entity_id else None,
                 "object_kind": fact.object_entity.kind if fact.object_entity_id else "other",
             })

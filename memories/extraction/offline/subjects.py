@@ -6,7 +6,7 @@ import re
 from memories.extraction.offline.context import Clause, Context
 from memories.extraction.offline.facts import fact_add, relation_sentence
 from memories.extraction.offline.predicates import predicate_read
-from memories.extraction.offline.rules.team import our_detail, recurring, time_value
+from memories.extraction.offline.rules.team import decision_said, our_detail, recurring, time_value
 from memories.extraction.vocabulary import CORRECTION_ATTRIBUTE
 from memories.extraction.offline.values import cut_value, job_title, plain_value, proper_name, snake_case
 from memories.extraction.offline.words import NAME, NOT_NAMES, PET_RE, PETS, PREDICATE_VERBS, RELATION_RE, RELATIONS
@@ -15,10 +15,16 @@ from memories.extraction.offline.words import NAME, NOT_NAMES, PET_RE, PETS, PRE
 def correction_taken(clause: Clause) -> None:
     """"… Munich, not Berlin", "… at 10:00, not 9:30": a correction of the value said before,
     noted on the clause (`corrects`) and cut from its text."""
-    if m := re.search(r",\s*(?:and\s+)?not\s+(?:in\s+|at\s+|on\s+)?(?P<wrong>[^,]{1,60})$", clause.text, re.I):
+    if m := re.search(r"(?:,\s*(?:and\s+)?not|\s+rather than)\s+(?:in\s+|at\s+|on\s+)?(?P<wrong>[^,]{1,60})$", clause.text, re.I):
         wrong = time_value(m["wrong"]) or cut_value(m["wrong"]) or m["wrong"].strip(" .")
         if wrong:
             clause.corrects, clause.text = wrong, clause.text[: m.start()].strip()
+    # "the offsite is not in Lisbon, it's in Porto" → "the offsite is in Porto", correcting Lisbon
+    elif m := re.match(r"^(?P<head>.+?)\s+(?P<be>is|are|was|were)\s+not\s+(?:in\s+|at\s+|on\s+)?(?P<wrong>[^,]{1,60}),\s*"
+                       r"(?:(?:it|they|that|this)\s+(?:is|are|was|were)\s+|but\s+)(?P<right>.+)$", clause.text, re.I):
+        wrong = time_value(m["wrong"]) or cut_value(m["wrong"])
+        if wrong:
+            clause.corrects, clause.text = wrong, f"{m['head']} {m['be']} {m['right']}"
 
 
 # Words that, after "the team" / the team's name, start a predicate ("the team migrated …"),
@@ -50,8 +56,11 @@ def team_said_as_we(text: str, ctx: Context) -> str:
 def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> str | None:
     """Facts from one clause; returns its subject, which a following subjectless clause inherits."""
     text = clause.text
-    if re.search(r"\bnever\b|\bif\b|\bwould\b|\bwill\b|\bmight\b|\bcould\b|\bshould\b|\bwant(?:s|ed)? to\b|\bhope\b|\bwish\b", text, re.I):
-        return previous_subject  # plans, wishes and hypotheticals are not facts
+    decided = re.search(r"\b(?:decided|agreed|decision|resolved|voted|concluded)\b", text, re.I)
+    if not decided and re.search(r"\bnever\b|\bif\b|\bwould\b|\bwill\b|\bmight\b|\bcould\b|\bshould\b|\bwant(?:s|ed)? to\b|\bhope\b|\bwish\b", text, re.I):
+        return previous_subject  # plans, wishes and hypotheticals are not facts (a decision about the future is one)
+    if decision_said(text, clause, ctx):
+        return ctx.we
     # "Blue is my favorite color"
     if m := re.match(r"^(?P<value>.+?)\s+(?:is|are)\s+my\s+(?:all-time\s+|absolute\s+)?favou?rite\s+(?P<what>[a-z]+(?:\s+[a-z]+)?)$", text, re.I):
         value = plain_value(m["value"])

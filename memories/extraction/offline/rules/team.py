@@ -87,6 +87,7 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
             return True
     # "use Linear for tickets", "use Opsgenie instead of PagerDuty for on-call"
     if m := re.match(r"^(?:use|uses|are using|is using|am using|been using|rely on|relies on|picked|chose|selected|went with|adopted|settled on|"
+                     r"are going with|are sticking with|stuck with|are staying with|stayed with|standardi[sz]ed on|"
                      r"standardi[sz]ed on)\s+(?P<b>.+?)(?:\s+instead\s+of\s+(?P<a>.+?))?\s+(?:for|as our|as the|as)\s+(?P<fn>.+)$", t, re.I):
         new, fn = _tool(m["b"], clause), cut_value(m["fn"])
         if new and _function_ok(fn):
@@ -99,7 +100,8 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
             fact_add(ctx, clause, subject, "uses", new, obj=new, obj_kind="organization", confidence=confidence)
             return True
     # "decided to keep Postgres for the queue", "agreed to ship on Tuesdays"
-    if m := re.match(r"^(?:decided|agreed|chose|voted|resolved)\s+(?:to|that we will|that we would|on)\s+(?P<what>.+)$", t, re.I):
+    if m := re.match(r"^(?:decided|agreed|chose|voted|resolved|settled|committed|concluded)\s+"
+                     r"(?:that\s+(?:(?:we|the team|everyone|everybody)\s+(?:will|would|should|shall|are going to|must)\s+)?|to|on|upon|(?=against\b))\s*(?P<what>.+)$", t, re.I):
         what = m["what"].strip(" .")
         if 1 <= len(what.split()) <= 15:
             fact_add(ctx, clause, subject, "decision", what, confidence=confidence, sentence=f"{subject} decided to {what}.")
@@ -210,11 +212,35 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
         attribute = tool_attribute(what) if named and named[:1].isupper() and (known_function(what) or not the) else canonical_attribute(thing)
     if attribute == "uses":
         return False
+    if not named and re.match(r"^\w+ed\b|^(?:not|no|being|going|getting)\b", value, re.I):
+        return False  # "the offsite has been moved …", "the budget is not …": no value said
     value = named or plain_value(value, max_words=6)
     if not value:
         return False
     obj = value if value[:1].isupper() else None
     fact_add(ctx, clause, ctx.we, attribute, value, obj=obj, obj_kind="organization")
+    return True
+
+
+_DECISION_NOUN = re.compile(
+    r"^(?:(?:the|our)\s+)?(?:final\s+)?(?:decision|call|verdict|outcome|consensus|agreement|resolution)"
+    r"(?:\s+(?:on|about|for|of)\s+[\w\- ]{1,30}?)?\s+(?:is|was|has been)\s+(?:to|that)\s+(?P<what>.+)$"
+    r"|^(?:final\s+)?decision\s*:\s*(?:(?:we|the team)\s+(?:will\s+|are going to\s+)?)?(?:to\s+)?(?P<what2>.+)$"
+    r"|^it\s+(?:was|has been|is|got)\s+(?:decided|agreed)\s+(?:that|to)\s+(?:(?:we|the team)\s+(?:will|would|should|shall)\s+)?(?P<what3>.+)$",
+    re.I,
+)
+
+
+def decision_said(text: str, clause: Clause, ctx: Context) -> bool:
+    """"The decision is to keep Postgres", "Decision: keep Postgres", "It was agreed that we
+    freeze deploys on Fridays" → a decision of the team (in a team's scope only)."""
+    m = _DECISION_NOUN.match(text.strip(" .")) if ctx.team else None
+    if not m:
+        return False
+    what = (m["what"] or m["what2"] or m["what3"]).strip(" .")
+    if not 1 <= len(what.split()) <= 15:
+        return False
+    fact_add(ctx, clause, ctx.we, "decision", what, confidence=0.85, sentence=f"{ctx.we} decided to {what}.")
     return True
 
 
@@ -255,6 +281,11 @@ def due_date(text: str, clause: Clause, ctx: Context) -> bool:
         when = time_value(m["date"])  # "the standup moved to 10:00"
         if when:
             fact_add(ctx, clause, ctx.we, f"{snake_case(m['thing'])}_time", when, sentence=f"{m['the'].capitalize()} {m['thing']} is at {when}.")
+            return True
+        place = proper_name(cut_value(m["date"]), clause)  # "the offsite moved to Porto"
+        if place and place[:1].isupper() and m["thing"].lower().split()[-1] in TEAM_THINGS and re.search(r"\bto\s+(?:the\s+)?" + re.escape(m["date"].strip(" .")) + "$", text.strip(" .!"), re.I):
+            fact_add(ctx, clause, ctx.we, f"{snake_case(m['thing'])}_place", place, obj=place, obj_kind="place",
+                     sentence=f"{m['the'].capitalize()} {m['thing']} is in {place}.")
             return True
         return False
     value = f"{day.day} {calendar.month_name[day.month]} {day.year}"
