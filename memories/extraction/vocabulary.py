@@ -97,7 +97,7 @@ FUNCTION_SYNONYMS = {
 CORRECTION_ATTRIBUTE = "corrected_value"
 # "Correction: the offsite is in Porto" / "Sorry, I meant Porto" name no wrong value: the offline
 # extractor says this as `corrects`, and the memory takes the subject's current value of the
-# attribute (for a bare value, the speaker's or the team's latest single-valued fact) as the wrong one.
+# attribute (for a bare value, a fact of the speaker's last episode) as the wrong one.
 CORRECTS_CURRENT = "*current*"
 
 # Other spellings of vocabulary attributes, mapped before facts are compared: a model that writes

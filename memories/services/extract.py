@@ -10,6 +10,7 @@ with a readable reason; `episode_retry` queues it again.
 """
 
 import logging
+import re
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -32,7 +33,7 @@ from memoryweb.queue import enqueue
 from memories.extraction import extractors
 from memories.extraction.extractors import Extractor
 from memories.extraction.schemas import ExtractedFact, Extraction, ReconcileDecision
-from memories.extraction.vocabulary import CORRECTION_ATTRIBUTE, CORRECTS_CURRENT, canonical_attribute, is_single_valued
+from memories.extraction.vocabulary import CORRECTION_ATTRIBUTE, CORRECTS_CURRENT, canonical_attribute
 from memories.models import EmbeddingTarget, Episode, EpisodeStatus, EntityKind, Fact, FactStatus, Mention, MentionRole, Review, Scope
 from memories.normalize import normalize_value
 from memories.services.reconcile import FactChange, NewFact, active_candidates, fact_reconcile, same_value
@@ -212,6 +213,8 @@ def _extract(episode: Episode, extractor: Extractor) -> ExtractionOutcome:
                             importance=extraction.importance)
             if new.corrects == CORRECTS_CURRENT:  # "Correction: the offsite is in Porto": the current value was wrong
                 new.corrects = _current_value(scope=scope, new=new)
+            elif new.corrects:
+                new.attribute = _corrected_attribute(scope=scope, new=new)
             mentions.add((new.subject.pk, MentionRole.ACTOR))
             if new.object_entity is not None:
                 role = MentionRole.LOCATION if new.object_entity.kind == EntityKind.PLACE else MentionRole.OBJECT
@@ -233,6 +236,17 @@ def _extract(episode: Episode, extractor: Extractor) -> ExtractionOutcome:
     return ExtractionOutcome(episode.public_id, EpisodeStatus.DONE, changes=changes, facts_dropped=dropped)
 
 
+def _corrected_attribute(*, scope: Scope, new: NewFact) -> str:
+    """"Correction: the offsite's in Bled, not Ljubljana" after "the spring offsite is in
+    Ljubljana": when the subject holds the wrong value under another attribute only, that one."""
+    wrong = normalize_value(new.corrects or "")
+    active = Fact.objects.in_scope(scope).filter(subject=new.subject, status=FactStatus.ACTIVE, value_normalized=wrong)
+    if not wrong or active.filter(attribute=new.attribute).exists():
+        return new.attribute
+    other = active.order_by("-valid_from", "-id").first()
+    return other.attribute if other is not None else new.attribute
+
+
 def _current_value(*, scope: Scope, new: NewFact) -> str | None:
     """The value a correction that names no wrong one replaces: the subject's active value of the
     attribute (None when there is none, or it is the value said now)."""
@@ -241,19 +255,32 @@ def _current_value(*, scope: Scope, new: NewFact) -> str | None:
     return fact.value if fact is not None and fact.value_normalized != new.value_normalized else None
 
 
-def _latest_single_valued(*, scope: Scope, subject, speaker: str, value: str) -> Fact | None:
-    """"Sorry, I meant Porto": the single-valued active fact of `subject` the speaker said last."""
-    rows = (Fact.objects.in_scope(scope).filter(subject=subject, status=FactStatus.ACTIVE)
-            .exclude(value_normalized=normalize_value(value)).select_related("source_episode").order_by("-id")[:50])
-    said = [f for f in rows if is_single_valued(f.attribute)]
-    mine = [f for f in said if f.source_episode is not None and f.source_episode.speaker == speaker]
-    return (mine or said or [None])[0]
+def _latest_said(*, scope: Scope, subject, speaker: str, value: str) -> Fact | None:
+    """"Sorry, I meant Thursday": the fact of `subject` from the speaker's last episode that had
+    one, the one whose value looks like the new one (a day for a day, a number for a number) first."""
+    rows = list(Fact.objects.in_scope(scope).filter(subject=subject, status=FactStatus.ACTIVE, source_episode__speaker=speaker)
+                .exclude(value_normalized=normalize_value(value)).order_by("-source_episode__occurred_at", "-source_episode_id", "-id")[:20])
+    if not rows:
+        return None
+    last = [f for f in rows if f.source_episode_id == rows[0].source_episode_id]
+    return next((f for f in last if _shape(f.value) == _shape(value)), last[0])
+
+
+_WEEKDAY = re.compile(r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b", re.I)
+
+
+def _shape(value: str) -> str:
+    if _WEEKDAY.search(value):
+        return "day"
+    if re.search(r"\d", value):
+        return "number"
+    return "name" if value[:1].isupper() else "words"
 
 
 def _correction_placed(extracted: ExtractedFact, *, scope: Scope, resolver: Resolver, subjects: list, speaker: str = "") -> ExtractedFact | None:
     """"Actually, it's Porto, not Lisbon" names no attribute: the one of the active fact, of the
     speaker (or the team), whose value is the wrong one; "Sorry, I meant Porto" names no wrong
-    value either: the speaker's latest single-valued fact (`CORRECTS_CURRENT`). None when there is
+    value either: a fact of the speaker's last episode (`CORRECTS_CURRENT`, `_latest_said`). None when there is
     no such fact."""
     current = extracted.corrects == CORRECTS_CURRENT
     wrong = normalize_value(extracted.corrects or "")
@@ -263,7 +290,7 @@ def _correction_placed(extracted: ExtractedFact, *, scope: Scope, resolver: Reso
         if subject is None or not wrong:
             continue
         if current:
-            found = _latest_single_valued(scope=scope, subject=subject, speaker=speaker, value=extracted.value)
+            found = _latest_said(scope=scope, subject=subject, speaker=speaker, value=extracted.value)
             if found is not None:
                 candidates.append(found)
             continue
@@ -273,7 +300,7 @@ def _correction_placed(extracted: ExtractedFact, *, scope: Scope, resolver: Reso
             candidates.append(fact)
             break
     if current and candidates:
-        candidates = [max(candidates, key=lambda f: f.id)]  # the latest said, the speaker's or the team's
+        candidates = [max(candidates, key=lambda f: (f.source_episode.occurred_at, f.source_episode_id, f.id))]  # the latest said
     for fact in candidates[:1]:
         if fact is not None:
             sentence = fact.sentence.replace(fact.value, extracted.value) if fact.value in fact.sentence else extracted.sentence

@@ -63,6 +63,8 @@ _CONTRACTIONS = [
     (re.compile(r"\bive\b"), "i have"),
     (re.compile(r"\b(he|she|it|that|there|who|what)'s\s+(been|got|had)\b", re.I), r"\1 has \2"),
     (re.compile(r"\b(he|she|it|that|there|who|what)'s\b", re.I), r"\1 is"),
+    # "Standup's now at 9:15", "the offsite's in Bled", "Greta's now my manager": "'s" before these is "is", not a possessive
+    (re.compile(r"\b(\w+)'s\s+(?=(?:now|at|in|on|still|actually|every|set|due|moved|moving|been|my|our|the new|no longer)\b)", re.I), r"\1 is "),
     (re.compile(r"\bcan't\b|\bcannot\b", re.I), "can not"),
     (re.compile(r"\bwon't\b", re.I), "will not"),
     (re.compile(r"n't\b", re.I), " not"),

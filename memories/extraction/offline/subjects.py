@@ -56,6 +56,8 @@ def team_said_as_we(text: str, ctx: Context) -> str:
 def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> str | None:
     """Facts from one clause; returns its subject, which a following subjectless clause inherits."""
     text = clause.text
+    if ctx.team and re.match(r"^(?:the|our)\s+[\w\- ]{1,40}?\s+will be\s+(?:in|at|on)\s+", text, re.I):
+        text = re.sub(r"\s+will be\s+", " is ", text, count=1)  # "the 2026 offsite will be in Tirana": a team's event, as set
     decided = re.search(r"\b(?:decided|agreed|decision|resolved|voted|concluded)\b", text, re.I)
     if not decided and re.search(r"\bnever\b|\bif\b|\bwould\b|\bwill\b|\bmight\b|\bcould\b|\bshould\b|\bwant(?:s|ed)? to\b|\bhope\b|\bwish\b", text, re.I):
         return previous_subject  # plans, wishes and hypotheticals are not facts (a decision about the future is one)
@@ -78,8 +80,10 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
         return ctx.team
     if recurring(text, clause, ctx):
         return ctx.we
-    # "the offsite is in Lisbon", "the repo is hosted on GitHub": a team thing's detail
+    # "the offsite is in Lisbon", "the repo is hosted on GitHub", "Standup is at 10:00": a team thing's detail
     if ctx.team and (m := re.match(r"^the\s+(?P<rest>.+)$", text, re.I)) and our_detail(m["rest"], clause, ctx, the=True):
+        return ctx.we
+    if ctx.team and text[:1].isupper() and not re.match(r"^(?:the|our|i|we)\b", text, re.I) and our_detail(text[0].lower() + text[1:], clause, ctx, the=True):
         return ctx.we
     # "Actually, it's Porto, not Lisbon": the speaker's fact whose value is Lisbon, corrected.
     # "Sorry, I meant Porto, not Lisbon": the right value alone.
@@ -95,6 +99,12 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
     if m := re.match(r"^my\s+(?P<rest>.+)$", text, re.I):
         _possessive(m["rest"], clause, ctx)
         return ctx.speaker
+    # "Alma is my boss", "Greta is now my manager": the speaker reports to them
+    if m := re.match(rf"^(?P<who>{NAME}(?:\s+{NAME})?)\s+(?:is|has been)\s+(?:now\s+|still\s+)?my\s+(?:new\s+)?(?:line\s+)?(?:manager|boss|supervisor|lead)$", text):
+        if m["who"].split()[0].lower() not in NOT_NAMES:
+            fact_add(ctx, clause, ctx.speaker, "reports_to", m["who"], obj=m["who"], obj_kind="person")
+            ctx.subject_kinds.setdefault(m["who"], "person")
+            return ctx.speaker
     if m := re.match(r"^(?P<pronoun>he|she)\s+(?P<rest>.+)$", text, re.I):
         if ctx.last_third_person:
             predicate_read(m["rest"], ctx.last_third_person, clause, ctx, first_person=False, confidence=0.7)

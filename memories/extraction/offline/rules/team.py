@@ -47,7 +47,7 @@ _KNOWN_FUNCTIONS = frozenset(
 TEAM_THINGS = frozenset(
     "offsite off-site onsite standup stand-up retro retrospective planning meeting meetings sync all-hands kickoff "
     "demo review launch release sprint hackathon workshop summit conference party dinner lunch office offices hq "
-    "headquarters budget deadline repo repository roadmap owner lead".split()
+    "headquarters budget deadline repo repository roadmap owner lead grooming refinement standups retros".split()
 )
 
 
@@ -143,6 +143,39 @@ def time_value(text: str) -> str | None:
     return text if _TIME.match(text) else None
 
 
+_WEEKDAYS = r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?"
+_SEGMENT = re.compile(r"(?:^|,?\s+)(?:still\s+|now\s+)?(?P<prep>on|at|in|every)\s+(?P<what>.+?)(?=(?:,?\s+(?:still\s+|now\s+)?(?:on|at|in|every)\s)|$)", re.I)
+
+
+def event_details(thing: str, what: str, value: str, clause: Clause, ctx: Context) -> bool:
+    """"The retro is on Wednesdays at 3pm in the Kelp room", "standup is at 10:00 in the Kelp
+    room": a team event's day (retro_schedule), time (retro_time) and place (retro_place), each
+    its own single-valued fact. Only when at least two are said, or a day or a place with "the"."""
+    parts = {}
+    for seg in _SEGMENT.finditer(value):
+        prep, said = seg["prep"].lower(), seg["what"].strip(" .,")
+        if (prep in {"on", "every"} and re.fullmatch(rf"(?:every\s+|each\s+)?(?:other\s+)?{_WEEKDAYS}", said, re.I)) or prep == "every":
+            parts.setdefault("schedule", (f"every {said}" if prep == "every" else f"on {said}"))
+        elif prep == "at" and time_value(said):
+            parts.setdefault("time", time_value(said))
+        elif prep in {"in", "at"} and (place := proper_name(re.sub(r"^the\s+", "", said, flags=re.I), clause) or _room(said)):
+            parts.setdefault("place", place)
+        else:
+            return False
+    if len(parts) < 2:
+        return False
+    for kind, said in parts.items():
+        label = {"schedule": f"The {what} is {said}.", "time": f"The {what} is at {said}.", "place": f"The {what} is in {said}."}[kind]
+        fact_add(ctx, clause, ctx.we, f"{thing}_{kind}", said, sentence=label)
+    return True
+
+
+def _room(said: str) -> str | None:
+    """"the Kelp room", "room 2A", "the atrium of the Pier building": a place named by a name or a number."""
+    said = re.sub(r"^the\s+", "", said.strip(), flags=re.I)
+    return said if len(said.split()) <= 6 and re.search(r"\b[A-Z0-9]\w*", said) else None
+
+
 def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) -> bool:
     """The team's details, said as "our X …" (or "the X …", `the`, where X must be a team thing
     or a function, since "the kids are great" is no fact of the team). In a team's scope only:
@@ -164,9 +197,11 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
             ctx.subject_kinds.setdefault(m["who"], "person")
             return True
         return False
-    m = re.match(rf"^(?P<what>[a-z][\w\-' ]{{1,40}}?)\s+(?P<verb>is|are|was|were|has been|have been)\s+{_STATE}(?P<value>.+)$", rest, re.I)
-    lives = re.match(rf"^(?P<what>[a-z][\w\-' ]{{1,40}}?)\s+{_STATE}(?:lives?|are kept|is kept|are hosted|is hosted|are stored|is stored|sits?|"
-                     rf"(?:is|are|was|were)\s+{_STATE}(?:hosted|kept|stored))\s+(?:in|on|at|by|with)\s+(?P<value>.+)$", rest, re.I)
+    m = re.match(rf"^(?P<what>[a-z0-9][\w\-' ]{{1,40}}?)\s+(?P<verb>is|are|was|were|has been|have been)\s+{_STATE}(?P<value>.+)$", rest, re.I)
+    lives = re.match(rf"^(?P<what>[a-z][\w\-' ]{{1,40}}?)\s+{_STATE}(?:lives?|sits?|goes|go|get sent|gets sent|"
+                     rf"(?:is|are|was|were)\s+{_STATE}(?:hosted|kept|stored|written|tracked|managed|sent|filed|logged))\s+(?:in|on|at|by|with|to|into)\s+(?P<value>.+)$", rest, re.I)
+    if lives and the and not (known_function(lives["what"]) or lives["what"].lower().split()[-1] in TEAM_THINGS):
+        return False  # "Tomasz now lives in Porto" is a person's home, read elsewhere
     if lives:
         tool = _tool(lives["value"], clause)
         if tool and not lives["what"].lower().split()[-1] in TEAM_THINGS - {"repo", "repository"}:
@@ -182,13 +217,18 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
     team_thing = bool(words) and (words[-1] in TEAM_THINGS or known_function(what))
     if the and not team_thing:
         return False
+    if event_details(thing, what, value, clause, ctx):
+        return True
     # "the offsite is in Lisbon", "the standup is at 9:30"
     if where := re.match(r"^(?:in|at)\s+(?P<place>.+)$", value, re.I):
         when = time_value(where["place"])
         if when:
             fact_add(ctx, clause, ctx.we, f"{thing}_time", when, sentence=f"The {what} is at {when}.")
             return True
-        place = proper_name(cut_value(where["place"]), clause)
+        place = proper_name(cut_value(where["place"]), clause) or (_room(where["place"]) if words[-1] in TEAM_THINGS else None)
+        if place and known_function(what) and words[-1] not in TEAM_THINGS and place[:1].isupper():
+            fact_add(ctx, clause, ctx.we, tool_attribute(what), place, obj=place, obj_kind="organization")  # "our tickets are in Trello"
+            return True
         if place:
             fact_add(ctx, clause, ctx.we, f"{thing}_place", place, obj=place, obj_kind="place", sentence=f"The {what} is in {place}.")
             return True
