@@ -243,6 +243,7 @@ def _terms(text: str) -> set[str]:
     provider → tool, favourite → favorite, dashboards → dashboard)."""
     out = set()
     for word in re.findall(r"[a-z0-9]+", text.lower().replace("on-call", "on_call oncall")):
+        out |= _ASKS.get(word, set())
         if word in _STOP:
             continue
         out.add(_TERM_SYNONYMS.get(word) or function_key(word) or word)
@@ -256,7 +257,11 @@ _TERM_SYNONYMS = {
     "language": "speak", "decide": "decision", "decided": "decision", "decisions": "decision", "agree": "decision",
     "agreed": "decision", "oncall": "on",
 }
-_GENERIC_TERMS = {"tool", "date", "schedule", "in", "at", "of"}
+_GENERIC_TERMS = {"tool", "date", "schedule", "place", "time", "in", "at", "of"}
+# What a question word asks for, in the words attribute names end with: "where is the retro?" is
+# retro_place, "which day is the retro?" retro_schedule (or a date), "what time is standup?" standup_time.
+_ASKS = {"where": {"place"}, "day": {"schedule", "date"}, "days": {"schedule"}, "when": {"date", "time", "schedule"},
+         "time": {"time"}, "often": {"schedule"}}
 
 
 def question_attributes(question: str, facts) -> tuple[str, ...]:

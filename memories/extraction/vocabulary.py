@@ -99,6 +99,10 @@ CORRECTION_ATTRIBUTE = "corrected_value"
 # extractor says this as `corrects`, and the memory takes the subject's current value of the
 # attribute (for a bare value, a fact of the speaker's last episode) as the wrong one.
 CORRECTS_CURRENT = "*current*"
+# "We've replaced New Relic with Honeycomb" names no function: the offline extractor says this
+# attribute (with previous_value New Relic), and the memory takes the attribute of the subject's
+# active fact holding New Relic (else `uses`).
+REPLACEMENT_ATTRIBUTE = "replaced_value"
 
 # Other spellings of vocabulary attributes, mapped before facts are compared: a model that writes
 # "resides_in" means lives_in, and must supersede the old city like lives_in does.

@@ -33,7 +33,7 @@ from memoryweb.queue import enqueue
 from memories.extraction import extractors
 from memories.extraction.extractors import Extractor
 from memories.extraction.schemas import ExtractedFact, Extraction, ReconcileDecision
-from memories.extraction.vocabulary import CORRECTION_ATTRIBUTE, CORRECTS_CURRENT, canonical_attribute
+from memories.extraction.vocabulary import CORRECTION_ATTRIBUTE, CORRECTS_CURRENT, REPLACEMENT_ATTRIBUTE, canonical_attribute
 from memories.models import EmbeddingTarget, Episode, EpisodeStatus, EntityKind, Fact, FactStatus, Mention, MentionRole, Review, Scope
 from memories.normalize import normalize_value
 from memories.services.reconcile import FactChange, NewFact, active_candidates, fact_reconcile, same_value
@@ -209,6 +209,8 @@ def _extract(episode: Episode, extractor: Extractor) -> ExtractionOutcome:
                 extracted = _correction_placed(extracted, scope=scope, resolver=resolver, subjects=[speaker_entity, team_entity], speaker=speaker)
                 if extracted is None:
                     continue  # "it's Porto, not Lisbon" with no Lisbon known: nothing to correct
+            if canonical_attribute(extracted.attribute) == REPLACEMENT_ATTRIBUTE:
+                extracted = _replacement_placed(extracted, scope=scope, resolver=resolver, subjects=[speaker_entity, team_entity])
             new = _resolved(extracted, resolver=resolver, default_from=default_from, said_at=episode.occurred_at,
                             importance=extraction.importance)
             if new.corrects == CORRECTS_CURRENT:  # "Correction: the offsite is in Porto": the current value was wrong
@@ -234,6 +236,21 @@ def _extract(episode: Episode, extractor: Extractor) -> ExtractionOutcome:
     if changes:
         queue_index(episode.scope)  # new and superseded facts become searchable
     return ExtractionOutcome(episode.public_id, EpisodeStatus.DONE, changes=changes, facts_dropped=dropped)
+
+
+def _replacement_placed(extracted: ExtractedFact, *, scope: Scope, resolver: Resolver, subjects: list) -> ExtractedFact:
+    """"We've replaced New Relic with Honeycomb": the attribute of the subject's (or the
+    speaker's, the team's) active fact holding the old tool, so the new one supersedes it;
+    `uses` when there is none."""
+    old = normalize_value(extracted.previous_value or "")
+    for subject in [resolver.find(extracted.subject), *subjects]:
+        if subject is None or not old:
+            continue
+        fact = (Fact.objects.in_scope(scope).filter(subject=subject, status=FactStatus.ACTIVE, value_normalized=old)
+                .order_by("-valid_from", "-id").first())
+        if fact is not None:
+            return extracted.model_copy(update={"subject": fact.subject.name, "attribute": fact.attribute})
+    return extracted.model_copy(update={"attribute": "uses", "previous_value": None})
 
 
 def _corrected_attribute(*, scope: Scope, new: NewFact) -> str:

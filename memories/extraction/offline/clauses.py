@@ -63,8 +63,7 @@ _CONTRACTIONS = [
     (re.compile(r"\bive\b"), "i have"),
     (re.compile(r"\b(he|she|it|that|there|who|what)'s\s+(been|got|had)\b", re.I), r"\1 has \2"),
     (re.compile(r"\b(he|she|it|that|there|who|what)'s\b", re.I), r"\1 is"),
-    # "Standup's now at 9:15", "the offsite's in Bled", "Greta's now my manager": "'s" before these is "is", not a possessive
-    (re.compile(r"\b(\w+)'s\s+(?=(?:now|at|in|on|still|actually|every|set|due|moved|moving|been|my|our|the new|no longer)\b)", re.I), r"\1 is "),
+
     (re.compile(r"\bcan't\b|\bcannot\b", re.I), "can not"),
     (re.compile(r"\bwon't\b", re.I), "will not"),
     (re.compile(r"n't\b", re.I), " not"),
@@ -76,10 +75,16 @@ _CONTRACTIONS = [
 ]
 
 
+# "Standup's now at 9:15", "the offsite's in Bled", "Greta's now my manager": "'s" before these
+# is "is", not a possessive; but not after a verb ("the booking flow is Esi's now").
+_IS_CONTRACTED = re.compile(r"\b(\w+)'s\s+(?=(?:now|at|in|on|still|actually|every|set|due|moved|moving|been|my|our|the new|no longer)\b)", re.I)
+_AFTER_VERB = re.compile(r"\b(?:is|are|was|were|be|been)\s+$", re.I)
+
+
 def _expand(sentence: str) -> str:
     for pattern, replacement in _CONTRACTIONS:
         sentence = pattern.sub(replacement, sentence)
-    return sentence
+    return _IS_CONTRACTED.sub(lambda m: m[0] if _AFTER_VERB.search(sentence[: m.start()]) else f"{m[1]} is ", sentence)
 
 
 _SUBJECT_START = r"(?:i|we|he|she|my)\b"

@@ -43,6 +43,7 @@ def team_said_as_we(text: str, ctx: Context) -> str:
     if not ctx.team:
         return text
     name = re.escape(ctx.team)
+    text = re.sub(rf"(?<=\s)(?:the\s+)?{name}(?:'s|s')\s+", "our ", text, flags=re.I)  # "we're moving Tidewater's chat …"
     m = re.match(rf"^(?:the\s+{name}\s+team|team\s+{name}|{name}|(?:the|our)\s+team)(?P<poss>'s|s')?\s+(?P<rest>\S.*)$", text, re.I)
     if not m or (m[0][:1].islower() and not m[0].lower().startswith(("the ", "our "))):
         return text
@@ -83,7 +84,7 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
     # "the offsite is in Lisbon", "the repo is hosted on GitHub", "Standup is at 10:00": a team thing's detail
     if ctx.team and (m := re.match(r"^the\s+(?P<rest>.+)$", text, re.I)) and our_detail(m["rest"], clause, ctx, the=True):
         return ctx.we
-    if ctx.team and text[:1].isupper() and not re.match(r"^(?:the|our|i|we)\b", text, re.I) and our_detail(text[0].lower() + text[1:], clause, ctx, the=True):
+    if ctx.team and text[:1].isupper() and text.split()[0].lower() not in NOT_NAMES and our_detail(text[0].lower() + text[1:], clause, ctx, the=True):
         return ctx.we
     # "Actually, it's Porto, not Lisbon": the speaker's fact whose value is Lisbon, corrected.
     # "Sorry, I meant Porto, not Lisbon": the right value alone.

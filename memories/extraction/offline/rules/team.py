@@ -14,7 +14,7 @@ from memories.extraction.offline.context import Clause, Context, Predicate
 from memories.extraction.offline.facts import fact_add
 from memories.extraction.offline.values import cut_value, plain_value, proper_name, snake_case
 from memories.extraction.offline.words import NAME
-from memories.extraction.vocabulary import TOOL_WORDS, canonical_attribute, tool_attribute
+from memories.extraction.vocabulary import REPLACEMENT_ATTRIBUTE, TOOL_WORDS, canonical_attribute, tool_attribute
 
 # A function is a few plain words ("the billing service", "tickets", "CI", "on-call").
 _FUNCTION = r"(?P<fn>(?:the\s+|our\s+|my\s+)?[\w][\w\-]*(?:\s+[\w][\w\-]*){0,3}?)"
@@ -40,7 +40,8 @@ def _function_ok(fn: str) -> bool:
 _KNOWN_FUNCTIONS = frozenset(
     "ci cd ci/cd build builds chat code repo repos repository docs doc documentation wiki tickets ticketing issues "
     "backlog on-call oncall paging alerting billing payments payment design designs dashboards dashboard monitoring "
-    "analytics crm hosting cloud database db queue search storage editor ide logging logs errors error tracking "
+    "analytics crm hosting cloud database db queue search storage editor ide logging logs errors error tracking spec specs "
+    "crash reports testing tests "
     "deploys deployments deploy auth sso calendar video email".split()
 )
 # Things a team has whose "the X is Y" is a fact of the team: where, when, how much, who.
@@ -69,6 +70,19 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
         old, new = _tool(m["a"], clause), _tool(m["b"], clause)
         if old and new and _function_ok(m["fn"]):
             fact_add(ctx, clause, subject, tool_attribute(m["fn"]), new, obj=new, obj_kind="organization", previous=old, confidence=confidence)
+            return True
+    # "moved chat off Discord and onto Microsoft Teams"
+    if m := re.match(rf"^(?:switched|migrated|moved|changed|taken|took)\s+{_FUNCTION}\s+(?:off|away from)\s+(?P<a>.+?)\s+(?:and\s+)?(?:on|over\s+)?to\s+(?P<b>.+)$", t, re.I):
+        old, new = _tool(m["a"], clause), _tool(m["b"], clause)
+        if old and new and _function_ok(m["fn"]):
+            fact_add(ctx, clause, subject, tool_attribute(m["fn"]), new, obj=new, obj_kind="organization", previous=old, confidence=confidence)
+            return True
+    # "replaced New Relic with Honeycomb", "dropped Crashlytics for Sentry": the function is the old tool's
+    if m := re.match(r"^(?:replaced|swapped out|swapped)\s+(?P<a>.+?)\s+(?:with|for)\s+(?P<b>.+)$|^(?:dropped|ditched)\s+(?P<a2>.+?)\s+(?:for|in favou?r of)\s+(?P<b2>.+)$", t, re.I):
+        old, new = _tool(m["a"] or m["a2"], clause), _tool(m["b"] or m["b2"], clause)
+        if old and new and old[:1].isupper() and new[:1].isupper():
+            fact_add(ctx, clause, subject, REPLACEMENT_ATTRIBUTE, new, obj=new, obj_kind="organization", previous=old, confidence=confidence,
+                     sentence=f"{subject} uses {new} instead of {old}.")
             return True
     # "moved the CI to Buildkite": a known function switched, the old tool not said
     if m := re.match(rf"^(?:switched|migrated|moved|changed|swapped|transitioned)\s+(?:over\s+)?{_FUNCTION}\s+(?:over\s+)?to\s+(?P<b>.+)$", t, re.I):
@@ -197,6 +211,12 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
             ctx.subject_kinds.setdefault(m["who"], "person")
             return True
         return False
+    # "the booking flow is Esi's now": Esi owns it
+    if (m := re.match(rf"^(?P<what>[a-z][\w\- ]{{1,40}}?)\s+(?:is|are)\s+(?:now\s+)?(?P<who>{NAME})'s(?:\s+now)?$", rest)) and (
+            known_function(m["what"]) or not the or re.search(r"\b(?:service|flow|api|app|system|pipeline|area|project|module|checklist|process)$", m["what"], re.I)):
+        fact_add(ctx, clause, m["who"], "owns", re.sub(r"^(?:the|our)\s+", "", m["what"], flags=re.I), confidence=0.85)
+        ctx.subject_kinds.setdefault(m["who"], "person")
+        return True
     m = re.match(rf"^(?P<what>[a-z0-9][\w\-' ]{{1,40}}?)\s+(?P<verb>is|are|was|were|has been|have been)\s+{_STATE}(?P<value>.+)$", rest, re.I)
     lives = re.match(rf"^(?P<what>[a-z][\w\-' ]{{1,40}}?)\s+{_STATE}(?:lives?|sits?|goes|go|get sent|gets sent|"
                      rf"(?:is|are|was|were)\s+{_STATE}(?:hosted|kept|stored|written|tracked|managed|sent|filed|logged))\s+(?:in|on|at|by|with|to|into)\s+(?P<value>.+)$", rest, re.I)
