@@ -286,7 +286,7 @@ _DECISION_NOUN = re.compile(
     r"^(?:(?:the|our)\s+)?(?:final\s+)?(?:decision|call|verdict|outcome|consensus|agreement|resolution)"
     r"(?:\s+(?:on|about|for|of)\s+[\w\- ]{1,30}?)?\s+(?:is|was|has been)\s+(?:to|that)\s+(?P<what>.+)$"
     r"|^(?:final\s+)?decision\s*:\s*(?:(?:we|the team)\s+(?:will\s+|are going to\s+)?)?(?:to\s+)?(?P<what2>.+)$"
-    r"|^it\s+(?:was|has been|is|got)\s+(?:decided|agreed)\s+(?:that|to)\s+(?:(?:we|the team)\s+(?:will|would|should|shall)\s+)?(?P<what3>.+)$",
+    r"|^it\s+(?:was|has been|is|got)\s+(?:decided|agreed)\s+(?:that|to)\s+(?:(?:we|the team)\s+(?:(?:will|would|should|shall)\s+)?)?(?P<what3>.+)$",
     re.I,
 )
 
