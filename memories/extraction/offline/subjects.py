@@ -7,7 +7,7 @@ from memories.extraction.offline.context import Clause, Context
 from memories.extraction.offline.facts import fact_add, relation_sentence
 from memories.extraction.offline.predicates import predicate_read
 from memories.extraction.offline.rules.team import decision_said, our_detail, recurring, time_value
-from memories.extraction.vocabulary import CORRECTION_ATTRIBUTE
+from memories.extraction.vocabulary import CORRECTION_ATTRIBUTE, CORRECTS_CURRENT
 from memories.extraction.offline.values import cut_value, job_title, plain_value, proper_name, snake_case
 from memories.extraction.offline.words import NAME, NOT_NAMES, PET_RE, PETS, PREDICATE_VERBS, RELATION_RE, RELATIONS
 
@@ -90,7 +90,8 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
     # "Sorry, I meant Porto, not Lisbon": the right value alone.
     bare = clause.corrects and (time_value(text) or (proper_name(text, clause) if len(text.split()) <= 3 and text[:1].isupper() else None))
     if bare:
-        fact_add(ctx, clause, ctx.speaker, CORRECTION_ATTRIBUTE, bare, sentence=f"{ctx.speaker}: {bare}, not {clause.corrects}.")
+        wrong = "" if clause.corrects == CORRECTS_CURRENT else f", not {clause.corrects}"
+        fact_add(ctx, clause, ctx.speaker, CORRECTION_ATTRIBUTE, bare, sentence=f"{ctx.speaker}: {bare}{wrong}.")
         return ctx.speaker
     if clause.corrects and (m := re.match(r"^(?:it|that)\s+(?:is|was)\s+(?:actually\s+)?(?:in\s+|at\s+)?(?P<right>.+)$", text, re.I)):
         right = time_value(m["right"]) or proper_name(cut_value(m["right"]), clause) or plain_value(m["right"])
