@@ -18,6 +18,7 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 
 from memoryweb.errors import InvalidInput
+from memories.extraction.offline.words import NOT_NAMES
 from memories.extraction.vocabulary import TOOL_WORDS, function_key, is_single_valued
 from memories.models import Entity, Fact, FactStatus, Scope
 from memories.normalize import normalize_name, normalize_value
@@ -72,7 +73,7 @@ def answer(*, scope: Scope, question: str, speaker: str = "", k: int = 10, now: 
     result = recall_evidence(scope=scope, query=question, k=k, speaker=speaker, now=now, as_of=as_of)
     facts = [item for item in result.items if item.kind == "fact"]
     direct, used = _direct_answer(scope=scope, question=question, speaker=speaker, facts=facts, now=now, as_of=as_of)
-    span, spoken = ("", None) if direct else _evidence_answer(question, result.items)
+    span, spoken = ("", None) if direct else _evidence_answer(question, result.items, scope=scope)
     if direct:
         cited = used
     elif spoken is not None:
@@ -242,6 +243,7 @@ def _terms(text: str) -> set[str]:
     provider → tool, favourite → favorite, dashboards → dashboard)."""
     out = set()
     for word in re.findall(r"[a-z0-9]+", text.lower().replace("on-call", "on_call oncall")):
+        out |= _ASKS.get(word, set())
         if word in _STOP:
             continue
         out.add(_TERM_SYNONYMS.get(word) or function_key(word) or word)
@@ -255,7 +257,11 @@ _TERM_SYNONYMS = {
     "language": "speak", "decide": "decision", "decided": "decision", "decisions": "decision", "agree": "decision",
     "agreed": "decision", "oncall": "on",
 }
-_GENERIC_TERMS = {"tool", "date", "schedule", "in", "at", "of"}
+_GENERIC_TERMS = {"tool", "date", "schedule", "place", "time", "in", "at", "of"}
+# What a question word asks for, in the words attribute names end with: "where is the retro?" is
+# retro_place, "which day is the retro?" retro_schedule (or a date), "what time is standup?" standup_time.
+_ASKS = {"where": {"place"}, "day": {"schedule", "date"}, "days": {"schedule"}, "when": {"date", "time", "schedule"},
+         "time": {"time"}, "often": {"schedule"}}
 
 
 def question_attributes(question: str, facts) -> tuple[str, ...]:
@@ -373,10 +379,11 @@ def _label(fact: Fact) -> str:
             "reports_to": "reports to", "owns": "owns", "leads": "leads"}.get(fact.attribute, fact.attribute.replace("_", " ") + ":")
 
 
-def _evidence_answer(question: str, items: list[RecallItem]) -> tuple[str, RecallItem | None]:
-    """When no fact answers but what was said does ("Our on-call tool is PagerDuty" for "which
-    on-call tool do we use?"): the sentence of the evidence sharing most content words with the
-    question, quoted with who said it and when."""
+def _evidence_answer(question: str, items: list[RecallItem], *, scope: Scope | None = None) -> tuple[str, RecallItem | None]:
+    """When no fact answers but what was said does ("We moved our CI from Jenkins to GitHub
+    Actions" for "what CI do we use?"): the sentence of the evidence sharing most content words
+    with the question; the answer's first line is the span of it that answers ("GitHub Actions",
+    `_answering_span`), then the sentence quoted with who said it and when."""
     said = _terms(question) - _GENERIC_TERMS
     if not said:
         return "", None
@@ -392,7 +399,64 @@ def _evidence_answer(question: str, items: list[RecallItem]) -> tuple[str, Recal
         return "", None
     who = f"{best_item.speaker} said" if getattr(best_item, "speaker", "") else "It was said"
     when = f" on {_day(best_item.occurred_at)}" if best_item.occurred_at else ""
-    return f'{who}{when}: "{best}"', best_item
+    quote = f'{who}{when}: "{best}"'
+    span = _answering_span(question, best, best_item, scope=scope)
+    return (f"{span}\n{quote}" if span else quote), best_item
+
+
+# Words after which a value is the old or the wrong one, not the answer.
+_NOT_CURRENT = re.compile(r"\b(?:from|not|instead of|replaced|left|dropped|ditched|retired|off|used to|no longer|formerly|previously|before)\s+$", re.I)
+_CAPITALISED_RUN = re.compile(r"(?<![\w'])(?:[A-Z0-9][\w.&+'-]*)(?:\s+(?:[A-Z0-9][\w.&+'-]*|of|de|la|du))*(?:\s+[A-Z0-9][\w.&+'-]*)?")
+
+
+def _answering_span(question: str, sentence: str, item: RecallItem, *, scope: Scope | None) -> str:
+    """The words of `sentence` that answer `question`: the value of the fact the offline
+    extractor reads in it whose attribute the question names (the one reading of sentence
+    structure, `memories.extraction.offline`); else the first capitalised phrase the question
+    does not say and no "from" / "not" marks as the old value. Never a value the scope holds
+    only as superseded or corrected."""
+    from django.utils import timezone
+
+    from memories.extraction.offline import extract
+    from memories.services.resolve import team_name
+
+    said = _terms(question) - _GENERIC_TERMS
+    team = team_name(scope) if scope is not None else None
+    extraction = extract(text=sentence, speaker=item.speaker or "user", occurred_at=item.occurred_at or timezone.now(), team=team)
+    candidates = []
+    for fact in extraction.facts:
+        if fact.negated:
+            continue
+        words = {_TERM_SYNONYMS.get(w) or function_key(w) or w for w in fact.attribute.split("_")} - _GENERIC_TERMS
+        overlap = len(words & said)
+        if overlap:
+            candidates.append((overlap, fact.value))
+    if candidates:
+        value = max(candidates, key=lambda c: c[0])[1]
+        if not _only_past(scope, value):
+            return value
+    question_words = set(normalize_name(question).split())
+    found = []
+    for match in _CAPITALISED_RUN.finditer(sentence):
+        phrase = match.group(0).strip(" .,'")
+        if not phrase or _NOT_CURRENT.search(sentence[: match.start()]):
+            continue
+        if match.start() == 0 and phrase.split()[0].lower() in NOT_NAMES:
+            phrase = " ".join(phrase.split()[1:])  # "The …", "We …": capitalised as the sentence's first word
+        if not phrase or set(normalize_name(phrase).split()) <= question_words or _only_past(scope, phrase):
+            continue
+        found.append((match.start() == 0, phrase))  # the first word is capitalised anyway: taken last
+    if found:
+        return min(found, key=lambda f: f[0])[1]
+    return ""
+
+
+def _only_past(scope: Scope | None, value: str) -> bool:
+    """True when the scope holds `value` only in facts that are no longer (or never were) true."""
+    if scope is None:
+        return False
+    rows = list(Fact.objects.in_scope(scope).filter(value_normalized=normalize_value(value)).values_list("status", flat=True)[:50])
+    return bool(rows) and FactStatus.ACTIVE not in rows
 
 
 def _since(fact: Fact) -> str:

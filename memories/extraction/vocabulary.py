@@ -60,24 +60,28 @@ ATTRIBUTES: dict[str, str] = {
     "ci_tool, on_call_tool, chat_tool, code_tool; provider / vendor / service / tracker / host mean tool",
     "decision": "something decided or agreed, as said ('keep Postgres for the queue')",
     "<thing>_schedule": "how often something recurs ('every Friday'), e.g. staging_password_schedule",
-    "<thing>_date": "when an event is due, as a date ('12 May 2026'), e.g. launch_date",
+    "<thing>_date": "when an event is due, as a date ('12 May 2026'), e.g. launch_date, deadline_date",
+    "<thing>_place": "where a team's event or office is ('the offsite is in Lisbon'), e.g. offsite_place",
+    "<thing>_time": "the time of day of a team's event ('the standup is at 9:30'), e.g. standup_time",
+    "budget": "a team's budget, as said ('40,000 euros')",
 }
 SINGLE_VALUED_ATTRIBUTES: frozenset[str] = frozenset(
     {
         "lives_in", "works_at", "role", "studies_at", "studies", "is_from", "grew_up_in", "born_in",
         "birth_date", "age", "spouse", "partner", "relationship_status", "mother", "father",
-        "name", "email", "phone", "birthday", "number_of_children", "reports_to",
+        "name", "email", "phone", "birthday", "number_of_children", "reports_to", "budget",
     }
 )  # fmt: skip
 # One subject per (attribute, value): a service has one owner, a team one lead, so a new owner of
 # the billing service supersedes the old owner's fact (reconcile reads this).
 SINGLE_SUBJECT_ATTRIBUTES: frozenset[str] = frozenset({"owns", "leads"})
-# Families of attributes by their ending: one tool per function, one schedule, one date.
-SINGLE_VALUED_SUFFIXES = ("_tool", "_schedule", "_date")
+# Families of attributes by their ending: one tool per function, one schedule, one date, one
+# place and one time of a team's event ("the offsite is in Lisbon", "the standup is at 9:30").
+SINGLE_VALUED_SUFFIXES = ("_tool", "_schedule", "_date", "_place", "_time", "_budget")
 # "payment_provider", "error_tracker", "code_host" are one tool per function: payment_tool …
 TOOL_WORDS = frozenset({
     "tool", "tools", "provider", "providers", "vendor", "vendors", "processor", "platform", "system", "service",
-    "services", "tracker", "host", "hosting", "app", "software", "solution", "stack",
+    "services", "tracker", "tracking", "host", "hosting", "app", "software", "solution", "stack",
 })  # fmt: skip
 # Words for one function, the first spelling kept: billing is payment, tickets are ticket …
 FUNCTION_SYNONYMS = {
@@ -85,12 +89,20 @@ FUNCTION_SYNONYMS = {
     "issues": "ticket", "issue": "ticket", "oncall": "on_call", "on-call": "on_call", "paging": "on_call",
     "alerting": "on_call", "errors": "error", "dashboards": "dashboard", "docs": "doc", "documentation": "doc",
     "messaging": "chat", "repos": "code", "repository": "code", "repositories": "code", "git": "code",
-    "designs": "design", "deployments": "deploy", "deploys": "deploy", "monitoring": "dashboard",
+    "repo": "code", "designs": "design", "deployments": "deploy", "deploys": "deploy", "monitoring": "dashboard",
 }  # fmt: skip
 
 # "Actually, it's Porto, not Lisbon" names no attribute: the extractor says this, and the memory
 # finds the attribute of the subject's active fact whose value is the wrong one.
 CORRECTION_ATTRIBUTE = "corrected_value"
+# "Correction: the offsite is in Porto" / "Sorry, I meant Porto" name no wrong value: the offline
+# extractor says this as `corrects`, and the memory takes the subject's current value of the
+# attribute (for a bare value, a fact of the speaker's last episode) as the wrong one.
+CORRECTS_CURRENT = "*current*"
+# "We've replaced New Relic with Honeycomb" names no function: the offline extractor says this
+# attribute (with previous_value New Relic), and the memory takes the attribute of the subject's
+# active fact holding New Relic (else `uses`).
+REPLACEMENT_ATTRIBUTE = "replaced_value"
 
 # Other spellings of vocabulary attributes, mapped before facts are compared: a model that writes
 # "resides_in" means lives_in, and must supersede the old city like lives_in does.

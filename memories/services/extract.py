@@ -11,6 +11,7 @@ with a readable reason; `episode_retry` queues it again.
 
 import logging
 import os
+import re
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -34,7 +35,7 @@ from memoryweb.queue import enqueue
 from memories.extraction import extractors
 from memories.extraction.extractors import Extractor
 from memories.extraction.schemas import ExtractedFact, Extraction, ReconcileDecision
-from memories.extraction.vocabulary import CORRECTION_ATTRIBUTE, canonical_attribute
+from memories.extraction.vocabulary import CORRECTION_ATTRIBUTE, CORRECTS_CURRENT, REPLACEMENT_ATTRIBUTE, canonical_attribute
 from memories.models import EmbeddingTarget, Episode, EpisodeStatus, EntityKind, Fact, FactStatus, Mention, MentionRole, Review, Scope
 from memories.normalize import normalize_value
 from memories.services.reconcile import FactChange, NewFact, active_candidates, fact_reconcile, same_value
@@ -221,11 +222,17 @@ def _extract(episode: Episode, extractor: Extractor) -> ExtractionOutcome:
         changes = []
         for index, extracted in enumerate(extraction.facts):
             if canonical_attribute(extracted.attribute) == CORRECTION_ATTRIBUTE:
-                extracted = _correction_placed(extracted, scope=scope, resolver=resolver, subjects=[speaker_entity, team_entity])
+                extracted = _correction_placed(extracted, scope=scope, resolver=resolver, subjects=[speaker_entity, team_entity], speaker=speaker)
                 if extracted is None:
                     continue  # "it's Porto, not Lisbon" with no Lisbon known: nothing to correct
+            if canonical_attribute(extracted.attribute) == REPLACEMENT_ATTRIBUTE:
+                extracted = _replacement_placed(extracted, scope=scope, resolver=resolver, subjects=[speaker_entity, team_entity])
             new = _resolved(extracted, resolver=resolver, default_from=default_from, said_at=episode.occurred_at,
                             importance=extraction.importance)
+            if new.corrects == CORRECTS_CURRENT:  # "Correction: the offsite is in Porto": the current value was wrong
+                new.corrects = _current_value(scope=scope, new=new)
+            elif new.corrects:
+                new.attribute = _corrected_attribute(scope=scope, new=new)
             mentions.add((new.subject.pk, MentionRole.ACTOR))
             if new.object_entity is not None:
                 role = MentionRole.LOCATION if new.object_entity.kind == EntityKind.PLACE else MentionRole.OBJECT
@@ -247,20 +254,91 @@ def _extract(episode: Episode, extractor: Extractor) -> ExtractionOutcome:
     return ExtractionOutcome(episode.public_id, EpisodeStatus.DONE, changes=changes, facts_dropped=dropped)
 
 
-def _correction_placed(extracted: ExtractedFact, *, scope: Scope, resolver: Resolver, subjects: list) -> ExtractedFact | None:
+def _replacement_placed(extracted: ExtractedFact, *, scope: Scope, resolver: Resolver, subjects: list) -> ExtractedFact:
+    """"We've replaced New Relic with Honeycomb": the attribute of the subject's (or the
+    speaker's, the team's) active fact holding the old tool, so the new one supersedes it;
+    `uses` when there is none."""
+    old = normalize_value(extracted.previous_value or "")
+    for subject in [resolver.find(extracted.subject), *subjects]:
+        if subject is None or not old:
+            continue
+        fact = (Fact.objects.in_scope(scope).filter(subject=subject, status=FactStatus.ACTIVE, value_normalized=old)
+                .order_by("-valid_from", "-id").first())
+        if fact is not None:
+            return extracted.model_copy(update={"subject": fact.subject.name, "attribute": fact.attribute})
+    return extracted.model_copy(update={"attribute": "uses", "previous_value": None})
+
+
+def _corrected_attribute(*, scope: Scope, new: NewFact) -> str:
+    """"Correction: the offsite's in Bled, not Ljubljana" after "the spring offsite is in
+    Ljubljana": when the subject holds the wrong value under another attribute only, that one."""
+    wrong = normalize_value(new.corrects or "")
+    active = Fact.objects.in_scope(scope).filter(subject=new.subject, status=FactStatus.ACTIVE, value_normalized=wrong)
+    if not wrong or active.filter(attribute=new.attribute).exists():
+        return new.attribute
+    other = active.order_by("-valid_from", "-id").first()
+    return other.attribute if other is not None else new.attribute
+
+
+def _current_value(*, scope: Scope, new: NewFact) -> str | None:
+    """The value a correction that names no wrong one replaces: the subject's active value of the
+    attribute (None when there is none, or it is the value said now)."""
+    fact = (Fact.objects.in_scope(scope).filter(subject=new.subject, attribute=new.attribute, status=FactStatus.ACTIVE)
+            .order_by("-valid_from", "-id").first())
+    return fact.value if fact is not None and fact.value_normalized != new.value_normalized else None
+
+
+def _latest_said(*, scope: Scope, subject, speaker: str, value: str) -> Fact | None:
+    """"Sorry, I meant Thursday": the fact of `subject` from the speaker's last episode that had
+    one, the one whose value looks like the new one (a day for a day, a number for a number) first."""
+    rows = list(Fact.objects.in_scope(scope).filter(subject=subject, status=FactStatus.ACTIVE, source_episode__speaker=speaker)
+                .exclude(value_normalized=normalize_value(value)).order_by("-source_episode__occurred_at", "-source_episode_id", "-id")[:20])
+    if not rows:
+        return None
+    last = [f for f in rows if f.source_episode_id == rows[0].source_episode_id]
+    return next((f for f in last if _shape(f.value) == _shape(value)), last[0])
+
+
+_WEEKDAY = re.compile(r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b", re.I)
+
+
+def _shape(value: str) -> str:
+    if _WEEKDAY.search(value):
+        return "day"
+    if re.search(r"\d", value):
+        return "number"
+    return "name" if value[:1].isupper() else "words"
+
+
+def _correction_placed(extracted: ExtractedFact, *, scope: Scope, resolver: Resolver, subjects: list, speaker: str = "") -> ExtractedFact | None:
     """"Actually, it's Porto, not Lisbon" names no attribute: the one of the active fact, of the
-    speaker (or the team), whose value is the wrong one. None when there is no such fact."""
+    speaker (or the team), whose value is the wrong one; "Sorry, I meant Porto" names no wrong
+    value either: a fact of the speaker's last episode (`CORRECTS_CURRENT`, `_latest_said`). None when there is
+    no such fact."""
+    current = extracted.corrects == CORRECTS_CURRENT
     wrong = normalize_value(extracted.corrects or "")
     named = resolver.find(extracted.subject)
+    candidates = []
     for subject in [named, *subjects]:
         if subject is None or not wrong:
+            continue
+        if current:
+            found = _latest_said(scope=scope, subject=subject, speaker=speaker, value=extracted.value)
+            if found is not None:
+                candidates.append(found)
             continue
         fact = (Fact.objects.in_scope(scope).filter(subject=subject, status=FactStatus.ACTIVE, value_normalized=wrong)
                 .order_by("-valid_from", "-id").first())
         if fact is not None:
+            candidates.append(fact)
+            break
+    if current and candidates:
+        candidates = [max(candidates, key=lambda f: (f.source_episode.occurred_at, f.source_episode_id, f.id))]  # the latest said
+    for fact in candidates[:1]:
+        if fact is not None:
             sentence = fact.sentence.replace(fact.value, extracted.value) if fact.value in fact.sentence else extracted.sentence
             return extracted.model_copy(update={
-                "subject": fact.subject.name, "attribute": fact.attribute, "sentence": sentence,
+                "subject": fact.subject.name, "attribute": fact.attribute, "sentence": sentence, "corrects": fact.value,
                 "object_entity": extracted.value if fact.object_entity_id else None,
                 "object_kind": fact.object_entity.kind if fact.object_entity_id else "other",
             })

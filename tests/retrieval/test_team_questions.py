@@ -102,7 +102,9 @@ def test_as_of_in_question_reads_past_states_only():
 
 def test_without_a_fact_the_answer_is_the_evidence_s_answering_span(team):
     reply = ask(team, "Which on-call tool do we use?")
-    assert reply.text.startswith('tomasz said on 2025-02-04: "PagerDuty is what we page people with for on-call')
+    first, quote = reply.text.split("\n", 1)
+    assert first == "PagerDuty"  # the value first, then the evidence
+    assert quote.startswith('tomasz said on 2025-02-04: "PagerDuty is what we page people with for on-call')
     assert "I found no fact" not in reply.text
     assert len(reply.citations) == 1
 

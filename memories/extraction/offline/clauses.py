@@ -6,15 +6,26 @@ import re
 from memories.extraction.offline.context import Clause, Context
 from memories.extraction.offline.dates import take_dates
 from memories.extraction.offline.rules.team import due_date
-from memories.extraction.offline.subjects import read_clause
+from memories.extraction.offline.subjects import correction_taken, read_clause, team_said_as_we
 from memories.extraction.offline.words import PREDICATE_VERBS
+from memories.extraction.vocabulary import CORRECTS_CURRENT
 
 MAX_CLAUSE_CHARS = 400  # longer "clauses" are run-ons or pasted data, not statements
 _DISCOURSE = re.compile(
     r"^(?:(?:oh|ah|well|so|and|but|also|yeah|yes|yep|no|ok|okay|um|uh|hey|anyway|anyways|btw|by the way|"
     r"actually|honestly|guess what|fun fact|plus|then|lol|haha|wow|oh well|of course|besides|however|"
     r"anyhow|in fact|as you know|you know|speaking of which|news|big news|update|correction|to correct myself|sorry|"
-    r"i mean|i meant|wait)\b[\s,:!.-]*)+",
+    r"i mean|i meant|wait|my mistake|my bad|scratch that|i was wrong|i misspoke|oops|let me correct that|to correct that|"
+    r"to clarify|to be clear)\b[\s,:!.-]*)+",
+    re.I,
+)
+
+
+# Openings that make a sentence a correction even when it names no wrong value ("Correction: the
+# offsite is in Porto", "Sorry, I meant Porto"). Not "actually" alone: chat says it all the time.
+_CORRECTION_MARK = re.compile(
+    r"^(?:correction|to correct myself|to correct that|sorry,?\s+i meant|sorry,?\s+correction|i meant|my mistake|my bad|scratch that|"
+    r"i was wrong|i misspoke|oops|no wait|wait,?\s+no|let me correct that)\b",
     re.I,
 )
 
@@ -24,6 +35,8 @@ def normalise(text: str) -> str:
     text = text.replace("\u2014", ", ").replace("\u2013", "-").replace("\u00a0", " ")
     return text
 
+
+_DISCOURSE_LEAD = re.compile(r"^(?:(?:oh|ah|well|so|no|ok|okay|um|uh|hey|sorry(?=,?\s+(?:correction|my|scratch|i was|oops)))\b[\s,:!.-]*)+", re.I)
 
 _ABBREVIATIONS = {"mr", "mrs", "ms", "dr", "st", "jr", "sr", "prof", "inc", "ltd", "co", "vs", "etc", "mt", "ft", "e.g", "i.e"}
 _SENTENCE_END = re.compile(r"([.!?]+)[\"')\]]*(?:\s+|$)|\n+")
@@ -50,6 +63,7 @@ _CONTRACTIONS = [
     (re.compile(r"\bive\b"), "i have"),
     (re.compile(r"\b(he|she|it|that|there|who|what)'s\s+(been|got|had)\b", re.I), r"\1 has \2"),
     (re.compile(r"\b(he|she|it|that|there|who|what)'s\b", re.I), r"\1 is"),
+
     (re.compile(r"\bcan't\b|\bcannot\b", re.I), "can not"),
     (re.compile(r"\bwon't\b", re.I), "will not"),
     (re.compile(r"n't\b", re.I), " not"),
@@ -61,10 +75,16 @@ _CONTRACTIONS = [
 ]
 
 
+# "Standup's now at 9:15", "the offsite's in Bled", "Greta's now my manager": "'s" before these
+# is "is", not a possessive; but not after a verb ("the booking flow is Esi's now").
+_IS_CONTRACTED = re.compile(r"\b(\w+)'s\s+(?=(?:now|at|in|on|still|actually|every|set|due|moved|moving|been|my|our|the new|no longer)\b)", re.I)
+_AFTER_VERB = re.compile(r"\b(?:is|are|was|were|be|been)\s+$", re.I)
+
+
 def _expand(sentence: str) -> str:
     for pattern, replacement in _CONTRACTIONS:
         sentence = pattern.sub(replacement, sentence)
-    return sentence
+    return _IS_CONTRACTED.sub(lambda m: m[0] if _AFTER_VERB.search(sentence[: m.start()]) else f"{m[1]} is ", sentence)
 
 
 _SUBJECT_START = r"(?:i|we|he|she|my)\b"
@@ -84,12 +104,16 @@ def read_sentence(sentence: str, ctx: Context) -> None:
     typed_lowercase = not re.search(r"[A-Z]", re.sub(r"\bI\b", "", sentence))
     pieces = [p.strip(" ,") for p in _CLAUSE_SPLIT.split(sentence) if p and p.strip(" ,")]
     clauses = []
+    correcting = bool(_CORRECTION_MARK.match(_DISCOURSE_LEAD.sub("", sentence)))
     for piece in pieces:
         piece = _DISCOURSE.sub("", piece).strip(" ,")
         if not piece or len(piece) > MAX_CLAUSE_CHARS:
             continue
-        clause = Clause(text=piece, typed_lowercase=typed_lowercase)
-        if due_date(piece, clause, ctx):  # "the launch is on 12 May": the date is the value
+        clause = Clause(text=team_said_as_we(piece, ctx), typed_lowercase=typed_lowercase)
+        correction_taken(clause)
+        if correcting and not clause.corrects:
+            clause.corrects = CORRECTS_CURRENT
+        if due_date(clause.text, clause, ctx):  # "the launch is on 12 May": the date is the value
             continue
         clause.text, clause.valid_from = take_dates(clause.text, ctx)
         clauses.append(clause)

@@ -16,7 +16,8 @@ _FILLERS = re.compile(
 _PARTICIPLES = (
     r"(?:moved|relocated|started|joined|lived|worked|got|gotten|become|begun|left|quit|adopted|bought|"
     r"married|visited|traveled|travelled|been|made|taken|found|switched|landed|accepted|retired|graduated|"
-    r"finished|studied|loved|liked|hated|enjoyed|played|spoken|learned|learnt|grown|grew|turned|had)"
+    r"finished|studied|loved|liked|hated|enjoyed|played|spoken|learned|learnt|grown|grew|turned|had|"
+    r"owned|led|used|migrated|changed|replaced|run|headed|maintained|decided|agreed|chosen|picked|adopted|reported)"
 )
 
 
@@ -47,11 +48,21 @@ def _prepare(text: str, *, first_person: bool) -> Predicate | None:
     return pred if pred.text else None
 
 
+def progressive_done(pred: Predicate, clause: Clause, ctx: Context) -> None:
+    """"We're moving chat from Teams to Slack in August 2026", said in August: a switch under way
+    in a month that has come is read as done; without a date, or with one still ahead, it is a
+    plan and gives nothing."""
+    m = re.match(r"^(?:am|is|are)\s+(?P<verb>moving|switching|migrating|changing)\b", pred.text, re.I)
+    if m and clause.valid_from is not None and clause.valid_from <= ctx.occurred_at:
+        pred.text = {"moving": "moved", "switching": "switched", "migrating": "migrated", "changing": "changed"}[m["verb"].lower()] + pred.text[m.end():]
+
+
 def predicate_read(text: str, subject: str, clause: Clause, ctx: Context, *, first_person: bool, confidence: float = 0.9) -> bool:
     """Match one predicate against the rules; True when it gave a fact."""
     pred = _prepare(text, first_person=first_person)
     if pred is None:
         return False
+    progressive_done(pred, clause, ctx)
     before = len(ctx.facts)
     for rule in RULES:
         if rule(pred, subject, clause, ctx, confidence):

@@ -6,23 +6,64 @@ import re
 from memories.extraction.offline.context import Clause, Context
 from memories.extraction.offline.facts import fact_add, relation_sentence
 from memories.extraction.offline.predicates import predicate_read
-from memories.extraction.offline.rules.team import our_detail, recurring
-from memories.extraction.vocabulary import CORRECTION_ATTRIBUTE
+from memories.extraction.offline.rules.team import decision_said, our_detail, recurring, time_value
+from memories.extraction.vocabulary import CORRECTION_ATTRIBUTE, CORRECTS_CURRENT
 from memories.extraction.offline.values import cut_value, job_title, plain_value, proper_name, snake_case
 from memories.extraction.offline.words import NAME, NOT_NAMES, PET_RE, PETS, PREDICATE_VERBS, RELATION_RE, RELATIONS
+
+
+def correction_taken(clause: Clause) -> None:
+    """"… Munich, not Berlin", "… at 10:00, not 9:30": a correction of the value said before,
+    noted on the clause (`corrects`) and cut from its text."""
+    if m := re.search(r"(?:,\s*(?:and\s+)?not|\s+rather than)\s+(?:in\s+|at\s+|on\s+)?(?P<wrong>[^,]{1,60})$", clause.text, re.I):
+        wrong = time_value(m["wrong"]) or cut_value(m["wrong"]) or m["wrong"].strip(" .")
+        if wrong:
+            clause.corrects, clause.text = wrong, clause.text[: m.start()].strip()
+    # "the offsite is not in Lisbon, it's in Porto" → "the offsite is in Porto", correcting Lisbon
+    elif m := re.match(r"^(?P<head>.+?)\s+(?P<be>is|are|was|were)\s+not\s+(?:in\s+|at\s+|on\s+)?(?P<wrong>[^,]{1,60}),\s*"
+                       r"(?:(?:it|they|that|this)\s+(?:is|are|was|were)\s+|but\s+)(?P<right>.+)$", clause.text, re.I):
+        wrong = time_value(m["wrong"]) or cut_value(m["wrong"])
+        if wrong:
+            clause.corrects, clause.text = wrong, f"{m['head']} {m['be']} {m['right']}"
+
+
+# Words that, after "the team" / the team's name, start a predicate ("the team migrated …"),
+# where any other word starts a thing of the team ("the team offsite is …").
+_PREDICATE_STARTS = set(
+    "is are was were has have had uses use used owns own leads lead runs run decided agreed chose picked adopted relies "
+    "rely reports report switched migrated moved changed replaced will would might can could should does did do "
+    "went started joined left".split()
+)
+
+
+def team_said_as_we(text: str, ctx: Context) -> str:
+    """In a team's scope, the team said by name or as "the team" is "we" ("Orbit has migrated its
+    ticketing …" → "we has migrated our ticketing …", "the team migrated …"), and its things are
+    "our" ("the team's chat tool", "Orbit's standup", "the team offsite" → "our …")."""
+    if not ctx.team:
+        return text
+    name = re.escape(ctx.team)
+    text = re.sub(rf"(?<=\s)(?:the\s+)?{name}(?:'s|s')\s+", "our ", text, flags=re.I)  # "we're moving Tidewater's chat …"
+    m = re.match(rf"^(?:the\s+{name}\s+team|team\s+{name}|{name}|(?:the|our)\s+team)(?P<poss>'s|s')?\s+(?P<rest>\S.*)$", text, re.I)
+    if not m or (m[0][:1].islower() and not m[0].lower().startswith(("the ", "our "))):
+        return text
+    rest = m["rest"]
+    first = rest.split()[0].lower()
+    if m["poss"] or (first not in _PREDICATE_STARTS and not first.endswith("ed")):
+        return f"our {rest}"
+    return "we " + re.sub(r"\b(?:its|their)\b", "our", rest, flags=re.I)
 
 
 def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> str | None:
     """Facts from one clause; returns its subject, which a following subjectless clause inherits."""
     text = clause.text
-    # "… Munich, not Berlin": a correction of the value said before.
-    if m := re.search(r",\s*(?:and\s+)?not\s+(?:in\s+|at\s+)?(?P<wrong>[^,]{1,60})$", text, re.I):
-        wrong = cut_value(m["wrong"]) or m["wrong"].strip(" .")
-        if wrong:
-            clause.corrects, text = wrong, text[: m.start()].strip()
-            clause.text = text
-    if re.search(r"\bnever\b|\bif\b|\bwould\b|\bwill\b|\bmight\b|\bcould\b|\bshould\b|\bwant(?:s|ed)? to\b|\bhope\b|\bwish\b", text, re.I):
-        return previous_subject  # plans, wishes and hypotheticals are not facts
+    if ctx.team and re.match(r"^(?:the|our)\s+[\w\- ]{1,40}?\s+will be\s+(?:in|at|on)\s+", text, re.I):
+        text = re.sub(r"\s+will be\s+", " is ", text, count=1)  # "the 2026 offsite will be in Tirana": a team's event, as set
+    decided = re.search(r"\b(?:decided|agreed|decision|resolved|voted|concluded)\b", text, re.I)
+    if not decided and re.search(r"\bnever\b|\bif\b|\bwould\b|\bwill\b|\bmight\b|\bcould\b|\bshould\b|\bwant(?:s|ed)? to\b|\bhope\b|\bwish\b", text, re.I):
+        return previous_subject  # plans, wishes and hypotheticals are not facts (a decision about the future is one)
+    if decision_said(text, clause, ctx):
+        return ctx.we
     # "Blue is my favorite color"
     if m := re.match(r"^(?P<value>.+?)\s+(?:is|are)\s+my\s+(?:all-time\s+|absolute\s+)?favou?rite\s+(?P<what>[a-z]+(?:\s+[a-z]+)?)$", text, re.I):
         value = plain_value(m["value"])
@@ -40,15 +81,32 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
         return ctx.team
     if recurring(text, clause, ctx):
         return ctx.we
+    # "the offsite is in Lisbon", "the repo is hosted on GitHub", "Standup is at 10:00": a team thing's detail
+    if ctx.team and (m := re.match(r"^the\s+(?P<rest>.+)$", text, re.I)) and our_detail(m["rest"], clause, ctx, the=True):
+        return ctx.we
+    if ctx.team and text[:1].isupper() and text.split()[0].lower() not in NOT_NAMES and our_detail(text[0].lower() + text[1:], clause, ctx, the=True):
+        return ctx.we
     # "Actually, it's Porto, not Lisbon": the speaker's fact whose value is Lisbon, corrected.
-    if clause.corrects and (m := re.match(r"^(?:it|that)\s+(?:is|was)\s+(?:in\s+|at\s+)?(?P<right>.+)$", text, re.I)):
-        right = proper_name(cut_value(m["right"]), clause) or plain_value(m["right"])
+    # "Sorry, I meant Porto, not Lisbon": the right value alone.
+    bare = clause.corrects and (time_value(text) or (proper_name(text, clause) if len(text.split()) <= 3 and text[:1].isupper() else None))
+    if bare:
+        wrong = "" if clause.corrects == CORRECTS_CURRENT else f", not {clause.corrects}"
+        fact_add(ctx, clause, ctx.speaker, CORRECTION_ATTRIBUTE, bare, sentence=f"{ctx.speaker}: {bare}{wrong}.")
+        return ctx.speaker
+    if clause.corrects and (m := re.match(r"^(?:it|that)\s+(?:is|was)\s+(?:actually\s+)?(?:in\s+|at\s+)?(?P<right>.+)$", text, re.I)):
+        right = time_value(m["right"]) or proper_name(cut_value(m["right"]), clause) or plain_value(m["right"])
         if right:
             fact_add(ctx, clause, ctx.speaker, CORRECTION_ATTRIBUTE, right, sentence=f"{ctx.speaker}: {right}, not {clause.corrects}.")
         return ctx.speaker
     if m := re.match(r"^my\s+(?P<rest>.+)$", text, re.I):
         _possessive(m["rest"], clause, ctx)
         return ctx.speaker
+    # "Alma is my boss", "Greta is now my manager": the speaker reports to them
+    if m := re.match(rf"^(?P<who>{NAME}(?:\s+{NAME})?)\s+(?:is|has been)\s+(?:now\s+|still\s+)?my\s+(?:new\s+)?(?:line\s+)?(?:manager|boss|supervisor|lead)$", text):
+        if m["who"].split()[0].lower() not in NOT_NAMES:
+            fact_add(ctx, clause, ctx.speaker, "reports_to", m["who"], obj=m["who"], obj_kind="person")
+            ctx.subject_kinds.setdefault(m["who"], "person")
+            return ctx.speaker
     if m := re.match(r"^(?P<pronoun>he|she)\s+(?P<rest>.+)$", text, re.I):
         if ctx.last_third_person:
             predicate_read(m["rest"], ctx.last_third_person, clause, ctx, first_person=False, confidence=0.7)

@@ -14,10 +14,10 @@ from memories.extraction.offline.context import Clause, Context, Predicate
 from memories.extraction.offline.facts import fact_add
 from memories.extraction.offline.values import cut_value, plain_value, proper_name, snake_case
 from memories.extraction.offline.words import NAME
-from memories.extraction.vocabulary import TOOL_WORDS, canonical_attribute, tool_attribute
+from memories.extraction.vocabulary import REPLACEMENT_ATTRIBUTE, TOOL_WORDS, canonical_attribute, tool_attribute
 
 # A function is a few plain words ("the billing service", "tickets", "CI", "on-call").
-_FUNCTION = r"(?P<fn>(?:the\s+|our\s+)?[\w][\w\-]*(?:\s+[\w][\w\-]*){0,3}?)"
+_FUNCTION = r"(?P<fn>(?:the\s+|our\s+|my\s+)?[\w][\w\-]*(?:\s+[\w][\w\-]*){0,3}?)"
 _NOT_A_FUNCTION = {"my", "his", "her", "their", "your", "family", "kids", "house", "home", "in", "back", "out", "away", "here"}
 _OWN = r"own|owns|owned|maintain|maintains|am responsible for|is responsible for|are responsible for|am in charge of|is in charge of|" \
        r"are in charge of|took over|have taken over|has taken over|am the owner of|is the owner of|are the owners of"
@@ -30,7 +30,31 @@ def _tool(value: str, clause: Clause) -> str | None:
 
 def _function_ok(fn: str) -> bool:
     words = fn.lower().split()
+    if words[:1] == ["my"]:  # "I switched my editor from Vim to VS Code" (but not "my family")
+        words = words[1:]
     return bool(words) and words[0] not in _NOT_A_FUNCTION and not set(words) & {"from", "to", "with"}
+
+
+# Functions a team names a tool by, so "we moved the CI to Buildkite" (no "from") is a switch but
+# "we moved the meeting to Tuesday" is not; "the X is Y" with a capitalised Y is X's tool for these.
+_KNOWN_FUNCTIONS = frozenset(
+    "ci cd ci/cd build builds chat code repo repos repository docs doc documentation wiki tickets ticketing issues "
+    "backlog on-call oncall paging alerting billing payments payment design designs dashboards dashboard monitoring "
+    "analytics crm hosting cloud database db queue search storage editor ide logging logs errors error tracking spec specs "
+    "crash reports testing tests "
+    "deploys deployments deploy auth sso calendar video email".split()
+)
+# Things a team has whose "the X is Y" is a fact of the team: where, when, how much, who.
+TEAM_THINGS = frozenset(
+    "offsite off-site onsite standup stand-up retro retrospective planning meeting meetings sync all-hands kickoff "
+    "demo review launch release sprint hackathon workshop summit conference party dinner lunch office offices hq "
+    "headquarters budget deadline repo repository roadmap owner lead grooming refinement standups retros".split()
+)
+
+
+def known_function(fn: str) -> bool:
+    words = [w for w in fn.lower().split() if w not in {"the", "our", "my", "team", "team's"}]
+    return bool(words) and (" ".join(words) in _KNOWN_FUNCTIONS or words[-1] in _KNOWN_FUNCTIONS or words[-1] in TOOL_WORDS)
 
 
 def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confidence: float) -> bool:
@@ -47,6 +71,25 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
         if old and new and _function_ok(m["fn"]):
             fact_add(ctx, clause, subject, tool_attribute(m["fn"]), new, obj=new, obj_kind="organization", previous=old, confidence=confidence)
             return True
+    # "moved chat off Discord and onto Microsoft Teams"
+    if m := re.match(rf"^(?:switched|migrated|moved|changed|taken|took)\s+{_FUNCTION}\s+(?:off|away from)\s+(?P<a>.+?)\s+(?:and\s+)?(?:on|over\s+)?to\s+(?P<b>.+)$", t, re.I):
+        old, new = _tool(m["a"], clause), _tool(m["b"], clause)
+        if old and new and _function_ok(m["fn"]):
+            fact_add(ctx, clause, subject, tool_attribute(m["fn"]), new, obj=new, obj_kind="organization", previous=old, confidence=confidence)
+            return True
+    # "replaced New Relic with Honeycomb", "dropped Crashlytics for Sentry": the function is the old tool's
+    if m := re.match(r"^(?:replaced|swapped out|swapped)\s+(?P<a>.+?)\s+(?:with|for)\s+(?P<b>.+)$|^(?:dropped|ditched)\s+(?P<a2>.+?)\s+(?:for|in favou?r of)\s+(?P<b2>.+)$", t, re.I):
+        old, new = _tool(m["a"] or m["a2"], clause), _tool(m["b"] or m["b2"], clause)
+        if old and new and old[:1].isupper() and new[:1].isupper():
+            fact_add(ctx, clause, subject, REPLACEMENT_ATTRIBUTE, new, obj=new, obj_kind="organization", previous=old, confidence=confidence,
+                     sentence=f"{subject} uses {new} instead of {old}.")
+            return True
+    # "moved the CI to Buildkite": a known function switched, the old tool not said
+    if m := re.match(rf"^(?:switched|migrated|moved|changed|swapped|transitioned)\s+(?:over\s+)?{_FUNCTION}\s+(?:over\s+)?to\s+(?P<b>.+)$", t, re.I):
+        new = _tool(m["b"], clause)
+        if new and new[:1].isupper() and _function_ok(m["fn"]) and known_function(m["fn"]):
+            fact_add(ctx, clause, subject, tool_attribute(m["fn"]), new, obj=new, obj_kind="organization", confidence=confidence)
+            return True
     # "switched from Linear to Jira for tickets", "replaced PagerDuty with Opsgenie for on-call"
     if m := re.match(r"^(?:switched|migrated|moved|changed)\s+from\s+(?P<a>.+?)\s+to\s+(?P<b>.+?)\s+(?:for|as)\s+(?P<fn>.+)$", t, re.I) or re.match(
         r"^(?:replaced|swapped)\s+(?P<a>.+?)\s+(?:with|for)\s+(?P<b>.+?)\s+(?:for|as|on)\s+(?P<fn>.+)$", t, re.I
@@ -57,7 +100,8 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
                      confidence=confidence)
             return True
     # "use Linear for tickets", "use Opsgenie instead of PagerDuty for on-call"
-    if m := re.match(r"^(?:use|uses|are using|is using|rely on|relies on|picked|chose|selected|went with|adopted|settled on|"
+    if m := re.match(r"^(?:use|uses|are using|is using|am using|been using|rely on|relies on|picked|chose|selected|went with|adopted|settled on|"
+                     r"are going with|are sticking with|stuck with|are staying with|stayed with|standardi[sz]ed on|"
                      r"standardi[sz]ed on)\s+(?P<b>.+?)(?:\s+instead\s+of\s+(?P<a>.+?))?\s+(?:for|as our|as the|as)\s+(?P<fn>.+)$", t, re.I):
         new, fn = _tool(m["b"], clause), cut_value(m["fn"])
         if new and _function_ok(fn):
@@ -70,7 +114,8 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
             fact_add(ctx, clause, subject, "uses", new, obj=new, obj_kind="organization", confidence=confidence)
             return True
     # "decided to keep Postgres for the queue", "agreed to ship on Tuesdays"
-    if m := re.match(r"^(?:decided|agreed|chose|voted|resolved)\s+(?:to|that we will|that we would|on)\s+(?P<what>.+)$", t, re.I):
+    if m := re.match(r"^(?:decided|agreed|chose|voted|resolved|settled|committed|concluded)\s+"
+                     r"(?:that\s+(?:(?:we|the team|everyone|everybody)\s+(?:will|would|should|shall|are going to|must)\s+)?|to|on|upon|(?=against\b))\s*(?P<what>.+)$", t, re.I):
         what = m["what"].strip(" .")
         if 1 <= len(what.split()) <= 15:
             fact_add(ctx, clause, subject, "decision", what, confidence=confidence, sentence=f"{subject} decided to {what}.")
@@ -101,22 +146,161 @@ def _reports_to(t: str, subject: str, clause: Clause, ctx: Context, confidence: 
     return False
 
 
-def our_detail(rest: str, clause: Clause, ctx: Context) -> bool:
-    """"our payment provider is Adyen", "our error tracker is Sentry": the team's detail (in a
-    team's scope only)."""
-    m = re.match(r"^(?P<what>[a-z][\w\- ]{1,40}?)\s+(?:is|are)\s+(?:now\s+)?(?P<value>.+)$", rest, re.I) if ctx.team else None
+_TIME = re.compile(r"^(?:\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)?|\d{1,2}:\d{2}|noon|midday|midnight)$", re.I)
+_PEOPLE_WORDS = {"manager", "boss", "lead", "owner", "head", "ceo", "cto", "cfo", "founder", "director", "pm", "contact", "admin"}
+_STATE = r"(?:(?:now|actually|still|currently|officially|finally)\s+)*"
+
+
+def time_value(text: str) -> str | None:
+    """"9:30", "10 am", "noon": a time of day as said (cut_value would split "9:30" at the colon)."""
+    text = text.strip(" .,")
+    return text if _TIME.match(text) else None
+
+
+_WEEKDAYS = r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?"
+_SEGMENT = re.compile(r"(?:^|,?\s+)(?:still\s+|now\s+)?(?P<prep>on|at|in|every)\s+(?P<what>.+?)(?=(?:,?\s+(?:still\s+|now\s+)?(?:on|at|in|every)\s)|$)", re.I)
+
+
+def event_details(thing: str, what: str, value: str, clause: Clause, ctx: Context) -> bool:
+    """"The retro is on Wednesdays at 3pm in the Kelp room", "standup is at 10:00 in the Kelp
+    room": a team event's day (retro_schedule), time (retro_time) and place (retro_place), each
+    its own single-valued fact. Only when at least two are said, or a day or a place with "the"."""
+    parts = {}
+    for seg in _SEGMENT.finditer(value):
+        prep, said = seg["prep"].lower(), seg["what"].strip(" .,")
+        if (prep in {"on", "every"} and re.fullmatch(rf"(?:every\s+|each\s+)?(?:other\s+)?{_WEEKDAYS}", said, re.I)) or prep == "every":
+            parts.setdefault("schedule", (f"every {said}" if prep == "every" else f"on {said}"))
+        elif prep == "at" and time_value(said):
+            parts.setdefault("time", time_value(said))
+        elif prep in {"in", "at"} and (place := proper_name(re.sub(r"^the\s+", "", said, flags=re.I), clause) or _room(said)):
+            parts.setdefault("place", place)
+        else:
+            return False
+    if len(parts) < 2:
+        return False
+    for kind, said in parts.items():
+        label = {"schedule": f"The {what} is {said}.", "time": f"The {what} is at {said}.", "place": f"The {what} is in {said}."}[kind]
+        fact_add(ctx, clause, ctx.we, f"{thing}_{kind}", said, sentence=label)
+    return True
+
+
+def _room(said: str) -> str | None:
+    """"the Kelp room", "room 2A", "the atrium of the Pier building": a place named by a name or a number."""
+    said = re.sub(r"^the\s+", "", said.strip(), flags=re.I)
+    return said if len(said.split()) <= 6 and re.search(r"\b[A-Z0-9]\w*", said) else None
+
+
+def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) -> bool:
+    """The team's details, said as "our X …" (or "the X …", `the`, where X must be a team thing
+    or a function, since "the kids are great" is no fact of the team). In a team's scope only:
+    "our payment provider is Adyen" / "our CI is GitHub Actions" → the function's tool; "our docs
+    now live in Notion", "the repo is hosted on GitHub" → the tool too; "the offsite is in
+    Lisbon" → offsite_place; "the standup is at 9:30" → standup_time; "our deadline is 14 March"
+    → deadline_date; "the owner of billing is Priya" → Priya owns billing; "the on-call lead is
+    Tomasz" → Tomasz leads on-call; "the budget is 40,000 euros" → budget."""
+    if not ctx.team:
+        return False
+    rest = " ".join(rest.split())
+    # who: "the owner of the billing service is Priya", "the billing service's owner is Priya", "the on-call lead is Tomasz"
+    if m := re.match(rf"^(?:(?P<role1>owner|owners|lead|head)\s+of\s+(?P<what1>.+?)|(?P<what2>.+?)(?:'s)?\s+(?P<role2>owner|lead|head))"
+                     rf"\s+(?:is|was|are)\s+{_STATE}(?P<who>{NAME}(?:\s+{NAME})?)$", rest, re.I):
+        what = re.sub(r"^(?:the|our)\s+", "", m["what1"] or m["what2"], flags=re.I).strip()
+        role = (m["role1"] or m["role2"]).lower()
+        if what and len(what.split()) <= 5:
+            fact_add(ctx, clause, m["who"], "owns" if role.startswith("owner") else "leads", what, confidence=0.85)
+            ctx.subject_kinds.setdefault(m["who"], "person")
+            return True
+        return False
+    # "the booking flow is Esi's now": Esi owns it
+    if (m := re.match(rf"^(?P<what>[a-z][\w\- ]{{1,40}}?)\s+(?:is|are)\s+(?:now\s+)?(?P<who>{NAME})'s(?:\s+now)?$", rest)) and (
+            known_function(m["what"]) or not the or re.search(r"\b(?:service|flow|api|app|system|pipeline|area|project|module|checklist|process)$", m["what"], re.I)):
+        fact_add(ctx, clause, m["who"], "owns", re.sub(r"^(?:the|our)\s+", "", m["what"], flags=re.I), confidence=0.85)
+        ctx.subject_kinds.setdefault(m["who"], "person")
+        return True
+    m = re.match(rf"^(?P<what>[a-z0-9][\w\-' ]{{1,40}}?)\s+(?P<verb>is|are|was|were|has been|have been)\s+{_STATE}(?P<value>.+)$", rest, re.I)
+    lives = re.match(rf"^(?P<what>[a-z][\w\-' ]{{1,40}}?)\s+{_STATE}(?:lives?|sits?|goes|go|get sent|gets sent|"
+                     rf"(?:is|are|was|were)\s+{_STATE}(?:hosted|kept|stored|written|tracked|managed|sent|filed|logged))\s+(?:in|on|at|by|with|to|into)\s+(?P<value>.+)$", rest, re.I)
+    if lives and the and not (known_function(lives["what"]) or lives["what"].lower().split()[-1] in TEAM_THINGS):
+        return False  # "Tomasz now lives in Porto" is a person's home, read elsewhere
+    if lives:
+        tool = _tool(lives["value"], clause)
+        if tool and not lives["what"].lower().split()[-1] in TEAM_THINGS - {"repo", "repository"}:
+            fact_add(ctx, clause, ctx.we, tool_attribute(lives["what"]), tool, obj=tool, obj_kind="organization")
+            return True
+        return False
     if not m:
         return False
     what = m["what"].strip()
     words = what.lower().split()
-    attribute = tool_attribute(" ".join(words[:-1])) if len(words) > 1 and words[-1] in TOOL_WORDS else canonical_attribute(snake_case(what))
+    thing = snake_case(what)
+    value = m["value"].strip(" .")
+    team_thing = bool(words) and (words[-1] in TEAM_THINGS or known_function(what))
+    if the and not team_thing:
+        return False
+    if event_details(thing, what, value, clause, ctx):
+        return True
+    # "the offsite is in Lisbon", "the standup is at 9:30"
+    if where := re.match(r"^(?:in|at)\s+(?P<place>.+)$", value, re.I):
+        when = time_value(where["place"])
+        if when:
+            fact_add(ctx, clause, ctx.we, f"{thing}_time", when, sentence=f"The {what} is at {when}.")
+            return True
+        place = proper_name(cut_value(where["place"]), clause) or (_room(where["place"]) if words[-1] in TEAM_THINGS else None)
+        if place and known_function(what) and words[-1] not in TEAM_THINGS and place[:1].isupper():
+            fact_add(ctx, clause, ctx.we, tool_attribute(what), place, obj=place, obj_kind="organization")  # "our tickets are in Trello"
+            return True
+        if place:
+            fact_add(ctx, clause, ctx.we, f"{thing}_place", place, obj=place, obj_kind="place", sentence=f"The {what} is in {place}.")
+            return True
+        return False
+    if when := time_value(value):
+        fact_add(ctx, clause, ctx.we, f"{thing}_time", when, sentence=f"The {what} is at {when}.")
+        return True
+    if day := _day(value, ctx.occurred_at):
+        label = thing if thing.endswith("_date") else f"{thing}_date"
+        said = f"{day.day} {calendar.month_name[day.month]} {day.year}"
+        fact_add(ctx, clause, ctx.we, label, said, sentence=f"The {what} is on {said}.")
+        return True
+    if len(words) > 1 and words[-1] in TOOL_WORDS:
+        attribute = tool_attribute(" ".join(words[:-1]))
+    elif words and words[-1] in _PEOPLE_WORDS:
+        attribute = canonical_attribute(thing)
+    else:
+        attribute = None
+    named = proper_name(cut_value(value), clause) if value[:1].isalpha() else None  # "40,000 euros" is no name
+    if attribute is None:
+        attribute = tool_attribute(what) if named and named[:1].isupper() and (known_function(what) or not the) else canonical_attribute(thing)
     if attribute == "uses":
         return False
-    value = proper_name(cut_value(m["value"]), clause) or plain_value(m["value"], max_words=6)
+    if not named and re.match(r"^\w+ed\b|^(?:not|no|being|going|getting)\b", value, re.I):
+        return False  # "the offsite has been moved …", "the budget is not …": no value said
+    value = named or plain_value(value, max_words=6)
     if not value:
         return False
     obj = value if value[:1].isupper() else None
     fact_add(ctx, clause, ctx.we, attribute, value, obj=obj, obj_kind="organization")
+    return True
+
+
+_DECISION_NOUN = re.compile(
+    r"^(?:(?:the|our)\s+)?(?:final\s+)?(?:decision|call|verdict|outcome|consensus|agreement|resolution)"
+    r"(?:\s+(?:on|about|for|of)\s+[\w\- ]{1,30}?)?\s+(?:is|was|has been)\s+(?:to|that)\s+(?P<what>.+)$"
+    r"|^(?:final\s+)?decision\s*:\s*(?:(?:we|the team)\s+(?:will\s+|are going to\s+)?)?(?:to\s+)?(?P<what2>.+)$"
+    r"|^it\s+(?:was|has been|is|got)\s+(?:decided|agreed)\s+(?:that|to)\s+(?:(?:we|the team)\s+(?:(?:will|would|should|shall)\s+)?)?(?P<what3>.+)$",
+    re.I,
+)
+
+
+def decision_said(text: str, clause: Clause, ctx: Context) -> bool:
+    """"The decision is to keep Postgres", "Decision: keep Postgres", "It was agreed that we
+    freeze deploys on Fridays" → a decision of the team (in a team's scope only)."""
+    m = _DECISION_NOUN.match(text.strip(" .")) if ctx.team else None
+    if not m:
+        return False
+    what = (m["what"] or m["what2"] or m["what3"]).strip(" .")
+    if not 1 <= len(what.split()) <= 15:
+        return False
+    fact_add(ctx, clause, ctx.we, "decision", what, confidence=0.85, sentence=f"{ctx.we} decided to {what}.")
     return True
 
 
@@ -136,22 +320,33 @@ def recurring(text: str, clause: Clause, ctx: Context) -> bool:
 
 _MONTH = "|".join(sorted((n.lower() for n in list(calendar.month_name)[1:] + list(calendar.month_abbr)[1:]), key=len, reverse=True))
 _DUE = re.compile(
-    r"^(?P<the>the|our)\s+(?P<thing>[a-z][\w\- ]{1,40}?)\s+(?:is|was|will be|has been|got|is now)?\s*"
+    r"^(?P<the>the|our)\s+(?P<thing>[a-z][\w\- ]{1,40}?)\s+(?:(?:is|was|will be|has been|have been|has|have|had|got|been|is now|now)\s+)*"
     r"(?:moved|pushed|postponed|rescheduled|brought forward|set|scheduled|planned|happening|due|booked|moving)?\s*(?:back\s+)?"
     r"(?:on|for|to|until)\s+(?:the\s+)?(?P<date>.+)$",
     re.I,
 )
+
+_DUE_IS = re.compile(r"^(?P<the>the|our)\s+(?P<thing>[a-z][\w\- ]{1,40}?)\s+(?:is|was)\s+(?:now\s+)?(?P<date>\d.+|[a-z]+\s+\d.+)$", re.I)
 
 
 def due_date(text: str, clause: Clause, ctx: Context) -> bool:
     """"The launch is on 12 May", "the launch moved to 2 June" → launch_date = 12 May 2026 (the
     year said, else the next such day on or after when it was said). Read before the clause's
     dates are taken out, since here the date is the value. In a team's scope only."""
-    m = _DUE.match(text.strip(" .!")) if ctx.team else None
+    m = (_DUE.match(text.strip(" .!")) or _DUE_IS.match(text.strip(" .!"))) if ctx.team else None
     if not m:
         return False
     day = _day(m["date"].strip(" ."), ctx.occurred_at)
     if day is None:
+        when = time_value(m["date"])  # "the standup moved to 10:00"
+        if when:
+            fact_add(ctx, clause, ctx.we, f"{snake_case(m['thing'])}_time", when, sentence=f"{m['the'].capitalize()} {m['thing']} is at {when}.")
+            return True
+        place = proper_name(cut_value(m["date"]), clause)  # "the offsite moved to Porto"
+        if place and place[:1].isupper() and m["thing"].lower().split()[-1] in TEAM_THINGS and re.search(r"\bto\s+(?:the\s+)?" + re.escape(m["date"].strip(" .")) + "$", text.strip(" .!"), re.I):
+            fact_add(ctx, clause, ctx.we, f"{snake_case(m['thing'])}_place", place, obj=place, obj_kind="place",
+                     sentence=f"{m['the'].capitalize()} {m['thing']} is in {place}.")
+            return True
         return False
     value = f"{day.day} {calendar.month_name[day.month]} {day.year}"
     fact_add(ctx, clause, ctx.we, f"{snake_case(m['thing'])}_date", value,
