@@ -30,7 +30,7 @@ _FRAGMENTS = {"members": "members", "tokens": "tokens", "audit": "audit"}
 
 def lockout_response(request: HttpRequest, locked: Locked) -> HttpResponse:
     """The page saying how long to wait: 429, with Retry-After."""
-    response = render(request, LOCKOUT_TEMPLATE, {"message": locked.message, "minutes": locked.minutes}, status=429)
+    response = render(request, LOCKOUT_TEMPLATE, {"message": locked.message}, status=429)
     response["Retry-After"] = str(locked.retry_after)
     return response
 
@@ -51,6 +51,7 @@ def signin_limited(view):
             return lockout_response(request, locked)
         response = view(request, *args, **kwargs)
         if request.user.is_authenticated and response.status_code == 302:
+            # Signed in now (or already: LoginView sends a signed-in user on without a form).
             signin_succeeded(username=request.user.get_username(), address=address)
         elif response.status_code == 200 and username and request.POST.get("password"):  # the form again: wrong credentials
             locked = signin_failed(username=username, address=address)
