@@ -1,6 +1,7 @@
 FROM python:3.11-slim
-# Production defaults: DEBUG off (SECRET_KEY and ALLOWED_HOSTS then come from the environment).
-ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 DEBUG=false
+# Production: DEBUG off (memoryweb's default too) and served over TLS (a proxy in front terminates
+# it): HTTPS redirects, HSTS, cookies over TLS only. SECRET_KEY and ALLOWED_HOSTS come from the environment.
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 DEBUG=false MEMORYWEB_HTTPS=true
 WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY memoryweb memoryweb

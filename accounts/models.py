@@ -200,3 +200,27 @@ class ApiCall(models.Model):
 
     def __str__(self) -> str:
         return f"{self.door} {self.operation} {self.status}"
+
+
+class SignInFailureKind(models.TextChoices):
+    ACCOUNT = "account", "A failed sign-in for this account"
+    ADDRESS = "address", "A failed sign-in from this client address"
+    TOKEN = "token", "A bad API token from this client address"
+
+
+class SignInFailure(models.Model):
+    """One failed sign-in or bad API token, counted against an account or a client address
+    (accounts/lockout.py). Only the window's rows matter; older ones are deleted as new ones come."""
+
+    kind = models.CharField(max_length=16, choices=SignInFailureKind.choices)
+    key = models.CharField(max_length=200)  # the lower-cased user name, or the client address
+    at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["kind", "key", "at"], name="acc_signinfail_key_idx"),
+            models.Index(fields=["at"], name="acc_signinfail_at_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.key} at {self.at:%Y-%m-%d %H:%M:%S}"

@@ -7,7 +7,11 @@ from django.urls import path, re_path, reverse_lazy
 from accounts import views
 
 urlpatterns = [
-    path("login/", auth_views.LoginView.as_view(template_name="pages/login.html", redirect_authenticated_user=True), name="login"),
+    path(
+        "login/",
+        views.signin_limited(auth_views.LoginView.as_view(template_name="pages/login.html", redirect_authenticated_user=True)),
+        name="login",
+    ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path(
         "password/",

@@ -2,15 +2,18 @@
 members, API tokens (the secret shown once) and the audit trail of the team's scopes. Doors
 only: the membership and token services check and audit (see memories/views.py)."""
 
+import functools
 from datetime import UTC, date, datetime, time
 from urllib.parse import urlencode
 
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from accounts import selectors
+from accounts.lockout import Locked, request_address, signin_check, signin_failed, signin_succeeded
 from accounts.models import Role, Team, User
 from accounts.permissions import Principal, is_team_admin, team_get
 from accounts.services import membership_add, membership_remove, membership_set_role
@@ -19,9 +22,44 @@ from memoryweb.errors import Forbidden, InvalidInput, MemorywebError, NotFound
 from memories.pages import page, principal_of, redirect_page, render_page
 
 TEMPLATE = "pages/team.html"
+LOCKOUT_TEMPLATE = "429.html"
 AUDIT_PAGE = 25
 # The fragments of the team page htmx asks for, by the id of the element it targets.
 _FRAGMENTS = {"members": "members", "tokens": "tokens", "audit": "audit"}
+
+
+def lockout_response(request: HttpRequest, locked: Locked) -> HttpResponse:
+    """The page saying how long to wait: 429, with Retry-After."""
+    response = render(request, LOCKOUT_TEMPLATE, {"message": locked.message}, status=429)
+    response["Retry-After"] = str(locked.retry_after)
+    return response
+
+
+def signin_limited(view):
+    """A login view (the pages', the admin's) with the failed sign-ins limited (accounts/lockout.py):
+    a locked account or address gets the lockout page before its password is checked, a failure is
+    counted, a success clears the count."""
+
+    @functools.wraps(view)
+    def limited(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if request.method != "POST":
+            return view(request, *args, **kwargs)
+        username, address = request.POST.get("username", ""), request_address(request)
+        try:
+            signin_check(username=username, address=address)
+        except Locked as locked:
+            return lockout_response(request, locked)
+        response = view(request, *args, **kwargs)
+        if request.user.is_authenticated and response.status_code == 302:
+            # Signed in now (or already: LoginView sends a signed-in user on without a form).
+            signin_succeeded(username=request.user.get_username(), address=address)
+        elif response.status_code == 200 and username and request.POST.get("password"):  # the form again: wrong credentials
+            locked = signin_failed(username=username, address=address)
+            if locked is not None:
+                return lockout_response(request, locked)
+        return response
+
+    return limited
 
 
 def _audit_context(request: HttpRequest, team: Team) -> dict:

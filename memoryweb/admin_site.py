@@ -14,6 +14,12 @@ class OperatorAdminSite(admin.AdminSite):
     site_header = "memoryweb operators"
     site_title = "memoryweb admin"
 
+    def login(self, request, extra_context=None):
+        # Failed sign-ins are limited here as on the pages' login (accounts/lockout.py).
+        from accounts.views import signin_limited
+
+        return signin_limited(super().login)(request, extra_context)
+
     def has_permission(self, request) -> bool:
         user = request.user
         return user.is_active and user.is_superuser

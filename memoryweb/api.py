@@ -6,6 +6,7 @@ input (422) adds `"errors": [{"field": "text", "message": "…"}]` naming each f
 """
 
 import functools
+import logging
 import math
 import time
 
@@ -17,14 +18,16 @@ from ninja.errors import AuthenticationError, HttpError, Throttled, ValidationEr
 from ninja.security import APIKeyCookie, HttpBearer
 
 from accounts.calllog import call_record
+from accounts.lockout import Locked, request_address, token_guard
 from accounts.models import CallDoor
 from accounts.permissions import Principal
 from memoryweb.errors import MemorywebError
 from memoryweb.throttle import SlidingWindowThrottle
 from memories.scopes import token_and_scope_read
 
+logger = logging.getLogger(__name__)
 _CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found", 409: "conflict",
-          413: "too_large", 422: "invalid_input", 429: "too_many_requests"}
+          413: "too_large", 422: "invalid_input", 429: "too_many_requests", 500: "server_error"}
 
 
 class BearerToken(HttpBearer):
@@ -32,8 +35,10 @@ class BearerToken(HttpBearer):
 
     def authenticate(self, request: HttpRequest, token: str) -> Principal | None:
         # The scope the path names is read with the token, in one statement (scope_get takes it).
+        # Bad tokens are limited per client address (accounts/lockout.py): Locked is a 429.
         match = request.resolver_match
-        return token_and_scope_read(token, match.kwargs.get("slug") if match is not None else None)
+        slug = match.kwargs.get("slug") if match is not None else None
+        return token_guard(request_address(request), lambda: token_and_scope_read(token, slug))
 
 
 class BrowserSession(APIKeyCookie):
@@ -97,6 +102,20 @@ def error_response(request: HttpRequest, status: int, message: str, **extra) -> 
 @api.exception_handler(MemorywebError)
 def _domain_error(request, exc: MemorywebError):
     return error_response(request, exc.status, exc.message)
+
+
+@api.exception_handler(Locked)
+def _locked(request, exc: Locked):
+    response = error_response(request, 429, exc.message)
+    response["Retry-After"] = str(exc.retry_after)
+    return response
+
+
+@api.exception_handler(Exception)
+def _unexpected(request, exc: Exception):
+    # Whatever went wrong is logged for the operator, never shown (no SQL, path or stack), DEBUG or not.
+    logger.exception("API %s %s failed", request.method, request.path)
+    return error_response(request, 500, "Something went wrong on our side; it has been logged.")
 
 
 @api.exception_handler(ValidationError)

@@ -1,6 +1,6 @@
 """The `memoryweb` console script: Django's management commands with memoryweb's settings.
 
-Configuration errors (a malformed DATABASE_URL, a missing SECRET_KEY, an embedded database that
+Configuration errors (a malformed DATABASE_URL, a bad boolean, an embedded database that
 cannot start) and a database that does not answer are printed as one sentence, not a traceback.
 `memoryweb --help` lists memoryweb's own commands, grouped; `memoryweb help --django` lists all.
 The memory commands go to a server first when one is meant or running (`memoryweb/cli_memory.py`).

@@ -31,6 +31,7 @@ from accounts.calllog import call_record
 from accounts.idempotency import KEY_MAX_LENGTH, idempotent
 from accounts.models import CallDoor
 from accounts.permissions import Access, Principal, can
+from accounts.lockout import Locked, client_address, token_guard
 from accounts.tokens import token_authenticate
 from memoryweb.errors import MemorywebError
 from memories.scopes import scope_get, scope_list
@@ -329,7 +330,12 @@ class McpAuth:
                 scope, receive, send, 403, "The Origin header is not allowed (ALLOWED_HOSTS, CSRF_TRUSTED_ORIGINS).", started,
             )
         scheme, _, raw = headers.get("authorization", "").partition(" ")
-        token = await sync_to_async(_fresh_connections, thread_sensitive=True)(token_authenticate, raw=raw) if scheme.lower() == "bearer" else None
+        try:
+            token = await sync_to_async(_fresh_connections, thread_sensitive=True)(
+                _token_limited, raw=raw, scope=scope, headers=headers,
+            ) if scheme.lower() == "bearer" else None
+        except Locked as locked:
+            return await _refuse(scope, receive, send, 429, locked.message, started, retry_after=locked.retry_after)
         if token is None:
             return await _refuse(scope, receive, send, 401, "A valid API token is required: send `Authorization: Bearer mw_…`.", started)
         reset = current_principal.set(Principal.for_token(token))
@@ -337,6 +343,14 @@ class McpAuth:
             await self.app(scope, receive, send)
         finally:
             current_principal.reset(reset)
+
+
+def _token_limited(*, raw: str, scope, headers: Headers):
+    """The bearer string's token, None for a bad or missing one, Locked while the caller's address
+    has sent too many bad ones (accounts/lockout.py: counted as the API counts them)."""
+    client = scope.get("client") or (None, None)
+    address = client_address(client[0], headers.get("x-forwarded-for"))
+    return token_guard(address, lambda: token_authenticate(raw))
 
 
 def _fresh_connections(fn: Callable, /, **kwargs):
@@ -357,12 +371,14 @@ def _origin_allowed(origin: str) -> bool:
     return origin in settings.CSRF_TRUSTED_ORIGINS or _host_allowed(urlsplit(origin).netloc)
 
 
-_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden"}
+_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 429: "too_many_requests"}
 
 
-async def _refuse(scope, receive, send, status: int, message: str, started: float) -> None:
+async def _refuse(scope, receive, send, status: int, message: str, started: float, *, retry_after: int | None = None) -> None:
     # The API's error shape: {"status", "code", "message"}.
-    headers = {"WWW-Authenticate": 'Bearer realm="memoryweb"'} if status == 401 else None
+    headers = {"WWW-Authenticate": 'Bearer realm="memoryweb"'} if status == 401 else {}
+    if retry_after is not None:
+        headers["Retry-After"] = str(retry_after)
     response = JSONResponse({"status": status, "code": _CODES[status], "message": message}, status_code=status, headers=headers)
     await response(scope, receive, send)
     # Logged after the answer went out; which tool was asked for is unknown (MCP never read the body).

@@ -15,19 +15,18 @@ from memoryweb.secrets_file import write_secret_file
 BASE_DIR = Path(__file__).resolve().parent.parent
 MEMORYWEB_HOME = Path(env_str("MEMORYWEB_HOME", str(BASE_DIR / "var"))).expanduser().resolve()
 
-DEBUG = env_bool("DEBUG", True)
+# DEBUG is off unless the operator turns it on (DEBUG=true, for development only): with it on a
+# 404 or a 500 shows settings, paths and the URL table, so `serve` then listens on loopback only.
+DEBUG = env_bool("DEBUG", False)
 
 
 def _secret_key() -> str:
+    """SECRET_KEY from the environment, else one generated once and kept in
+    $MEMORYWEB_HOME/secret_key (mode 0600, like the admin password), so a fresh machine starts
+    with nothing set and sessions survive restarts."""
     key = env_str("SECRET_KEY")
     if key:
         return key
-    if not DEBUG:
-        raise ImproperlyConfigured(
-            "SECRET_KEY is not set: with DEBUG off memoryweb needs a SECRET_KEY in the environment "
-            "(for example: python -c 'import secrets; print(secrets.token_urlsafe(50))')."
-        )
-    # Local development: generate one key once and keep it, so sessions survive restarts.
     path = MEMORYWEB_HOME / "secret_key"
     if path.exists():
         return path.read_text().strip()
@@ -35,6 +34,7 @@ def _secret_key() -> str:
 
 
 SECRET_KEY = _secret_key()
+# The local start (http://127.0.0.1:8000) works with nothing set; a deployment names its hosts.
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
@@ -180,21 +180,42 @@ STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 STATICFILES_DIRS = [BASE_DIR / "static"]
 WHITENOISE_USE_FINDERS = True  # serve straight from the finders, so `serve` needs no collectstatic
 
-# Production hardening: applies when DEBUG is off, and passes `manage.py check --deploy`.
-if not DEBUG:
-    SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
-    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # load balancers probe over plain HTTP
-    SESSION_COOKIE_SECURE = True
-    CSRF_COOKIE_SECURE = True
-    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000, minimum=0)
-    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
-    SECURE_HSTS_PRELOAD = True
-    SECURE_CONTENT_TYPE_NOSNIFF = True
-    X_FRAME_OPTIONS = "DENY"
-# X-Forwarded-Proto is trusted only behind a proxy that sets it: anyone can send the header.
+# X-Forwarded-Proto (and X-Forwarded-For, for the sign-in limits: accounts/lockout.py) are
+# trusted only behind a proxy that sets them: anyone can send the headers.
 MEMORYWEB_BEHIND_PROXY = env_bool("MEMORYWEB_BEHIND_PROXY", False)
 if MEMORYWEB_BEHIND_PROXY:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# MEMORYWEB_HTTPS: clients reach memoryweb over TLS (a proxy in front, or the Docker image), so
+# plain HTTP is redirected, browsers are told to keep to HTTPS (HSTS) and the cookies are sent over
+# TLS only. Off by default so that the local start on http://127.0.0.1:8000 works; true by default
+# behind a proxy. These pass `memoryweb check --deploy` (tests/foundation/test_security_defaults.py).
+MEMORYWEB_HTTPS = env_bool("MEMORYWEB_HTTPS", MEMORYWEB_BEHIND_PROXY)
+if MEMORYWEB_HTTPS:
+    SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # load balancers probe over plain HTTP
+    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000, minimum=0)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+SESSION_COOKIE_SECURE = MEMORYWEB_HTTPS
+CSRF_COOKIE_SECURE = MEMORYWEB_HTTPS
+# Cookies: neither readable from scripts (the pages send the CSRF token from <body hx-headers>,
+# STYLE.md, never from the cookie), neither sent on cross-site subrequests or posts.
+SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
+# SecurityMiddleware's headers on every response (the Content-Security-Policy is the middleware's).
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+
+# Failed sign-ins (accounts/lockout.py): after MEMORYWEB_LOGIN_FAILURES failures within
+# MEMORYWEB_LOGIN_WINDOW_MINUTES for one account or from one client address, that account or
+# address is refused (429) until the window has passed over them; a success clears them. Bad API
+# tokens (the API and MCP over HTTP) are counted per address the same way. Counted in the
+# database, so every process shares the count.
+MEMORYWEB_LOGIN_FAILURES = env_int("MEMORYWEB_LOGIN_FAILURES", 10, minimum=1)
+MEMORYWEB_LOGIN_WINDOW_MINUTES = env_int("MEMORYWEB_LOGIN_WINDOW_MINUTES", 15, minimum=1)
 
 # Celery: eager in-process without a broker; Redis and a worker with REDIS_URL.
 REDIS_URL = env_str("REDIS_URL")

@@ -36,11 +36,14 @@ def _fast_settings(settings):
 def _no_token_rows_kept_across_tests():
     """The token rows a process keeps for a second (accounts.tokens.token_row_recent) start empty in
     each test: a rolled-back test's scope could come back under the same slug with another id."""
+    from accounts.lockout import token_lock_memo_clear
     from accounts.tokens import token_rows_recent_clear
 
     token_rows_recent_clear()
+    token_lock_memo_clear()  # and the addresses found without a bad-token lock (accounts/lockout.py)
     yield
     token_rows_recent_clear()
+    token_lock_memo_clear()
 
 
 @pytest.fixture(autouse=True)

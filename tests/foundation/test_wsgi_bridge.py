@@ -105,7 +105,7 @@ def test_a_django_response_comes_through_whole(settings):
 
     sent, puts = serve(get_wsgi_application())
     assert sent[0]["type"] == "http.response.start" and sent[0]["status"] == 404
-    assert sent[1]["type"] == "http.response.body" and b"Not Found" in sent[1]["body"] and not sent[1].get("more_body")
+    assert sent[1]["type"] == "http.response.body" and b"There is no page at this address." in sent[1]["body"] and not sent[1].get("more_body")
     assert len([p for p in puts if p is not None]) == 1
 
 

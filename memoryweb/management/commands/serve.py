@@ -1,3 +1,4 @@
+import ipaddress
 import os
 import socket
 import sys
@@ -37,6 +38,11 @@ class Command(MemorywebCommand):
         native_threads_limit()  # before the checks or migrations could load PyTorch (memoryweb/warmup.py)
         if options["workers"] < 1:
             raise CommandError("--workers must be at least 1.")
+        if settings.DEBUG and not is_loopback(options["host"]):
+            raise CommandError(
+                f"DEBUG is on, so memoryweb serves only this machine (--host 127.0.0.1, ::1 or localhost), "
+                f"not {options['host']!r}: its error pages would show settings and code to anyone; unset DEBUG to serve others."
+            )
         for check in (check_database(), check_broker()):
             if not check.ok:
                 raise CommandError(check.detail)
@@ -63,6 +69,16 @@ class Command(MemorywebCommand):
 
 def _in_process() -> str:
     return "in-process, on background threads" if settings.MEMORYWEB_BACKGROUND else "in-process, in the request"
+
+
+def is_loopback(host: str) -> bool:
+    """True for an address (or `localhost`) that only this machine reaches."""
+    if host.strip("[]").lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def server_config(*, host: str, port: int, workers: int):
