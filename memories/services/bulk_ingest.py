@@ -10,6 +10,7 @@ tables' sequences beforehand so that an episode can name its turn without readin
 Extraction and indexing are queued after the commit, as `ingest_session` queues them.
 """
 
+import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -85,25 +86,16 @@ def ingest_sessions_bulk(
             progress(skipped, total)
         episode_pks: list[int] = []
         for start in range(0, len(new), COPY_BATCH):
-            turns = [
-                Turn(
-                    scope_id=scope.pk, session_id=session_pk, external_id=m["id"], position=position, speaker=m["speaker"],
-                    text=m["text"], occurred_at=m["occurred_at"], created_at=now,
-                )
-                for session_pk, position, m in new[start:start + COPY_BATCH]
-            ]
-            copy_rows(Turn, turns)
-            episodes = [
-                Episode(
-                    scope_id=scope.pk, session_id=t.session_id, turn_id=t.pk, text=t.text, speaker=t.speaker,
-                    occurred_at=t.occurred_at, ingested_at=now, source=source, author_id=author_id, status=EpisodeStatus.PENDING,
-                )
-                for t in turns
-            ]
-            copy_rows(Episode, episodes)
-            episode_pks.extend(e.pk for e in episodes)
+            batch = new[start:start + COPY_BATCH]
+            turn_pks = copy_rows(Turn, ("scope_id", "session_id", "external_id", "position", "speaker", "text", "occurred_at"), [
+                (scope.pk, session_pk, m["id"], position, m["speaker"], m["text"], m["occurred_at"]) for session_pk, position, m in batch
+            ])
+            episode_pks += copy_rows(Episode, EPISODE_COLUMNS, [
+                (scope.pk, session_pk, turn_pk, m["text"], m["speaker"], m["occurred_at"], now, source, author_id, EpisodeStatus.PENDING.value)
+                for turn_pk, (session_pk, _, m) in zip(turn_pks, batch)
+            ])
             if progress:
-                progress(skipped + start + len(turns), total)
+                progress(skipped + start + len(batch), total)
 
     if enqueue and new:
         queue_index(scope)
@@ -134,21 +126,29 @@ def _stored_turns(scope: Scope, session_pks: list[int]) -> tuple[set[tuple[int, 
     return stored, last
 
 
-def copy_rows(model: type[Model], objs: list[Model]) -> None:
-    """Write `objs` (new, unsaved) with COPY, every concrete column; their primary keys are drawn
-    from the table's sequence first and set on them, as `bulk_create` would return them."""
-    if not objs:
-        return
-    table, pk = model._meta.db_table, model._meta.pk
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)", [table, pk.column, len(objs)]
-        )
-        for obj, (value,) in zip(objs, cursor.fetchall()):
-            obj.pk = value
-        fields = [f for f in model._meta.concrete_fields]
-        columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
-        with cursor.cursor.copy(f"COPY {connection.ops.quote_name(table)} ({columns}) FROM STDIN") as copy:
-            for obj in objs:
-                copy.write_row([f.get_db_prep_save(getattr(obj, f.attname), connection) for f in fields])
+EPISODE_COLUMNS = ("scope_id", "session_id", "turn_id", "text", "speaker", "occurred_at", "ingested_at", "source", "author_id", "status")
 
+
+def copy_rows(model: type[Model], names: tuple[str, ...], rows: list[tuple]) -> list[int]:
+    """Write `rows` (values, ready for the database, of the fields whose attnames are `names`)
+    into `model`'s table with COPY; returns their primary keys, drawn from the table's sequence
+    first. Every other column gets its field's default as `Model()` would: a fresh one per row
+    for a UUID (`uuid.uuid4`), the one value of this call for the rest (`timezone.now`, "", 0)."""
+    if not rows:
+        return []
+    meta = model._meta
+    given = set(names)
+    others = [f for f in meta.concrete_fields if f.attname not in given and not f.primary_key]
+    fixed = tuple(f.get_db_prep_save(f.get_default(), connection) for f in others if f.default is not uuid.uuid4)
+    fresh = sum(1 for f in others if f.default is uuid.uuid4)
+    column = {f.attname: f.column for f in meta.concrete_fields}
+    columns = [meta.pk.column, *(column[n] for n in names),
+               *(f.column for f in others if f.default is not uuid.uuid4), *(f.column for f in others if f.default is uuid.uuid4)]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)", [meta.db_table, meta.pk.column, len(rows)])
+        pks = [pk for (pk,) in cursor.fetchall()]
+        quoted = ", ".join(connection.ops.quote_name(c) for c in columns)
+        with cursor.cursor.copy(f"COPY {connection.ops.quote_name(meta.db_table)} ({quoted}) FROM STDIN") as copy:
+            for pk, row in zip(pks, rows):
+                copy.write_row((pk, *row, *fixed, *(uuid.uuid4() for _ in range(fresh))))
+    return pks
