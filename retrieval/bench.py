@@ -33,7 +33,7 @@ from memories.models import Entity, EntityAlias, Fact, Scope, Turn
 from memories.services.bulk_ingest import ingest_sessions_bulk
 from memories.services.vectors import drop_model_index, ensure_model_index
 from retrieval.indexing import index_pending, vector_target
-from retrieval.models import Collection
+from retrieval.models import Collection, CorpusStat
 from retrieval.search import recall, recall_evidence
 from retrieval.search.candidates import QueryVectors
 from retrieval.search.question import dense_text, kinds_asked, scope_speakers
@@ -245,6 +245,7 @@ def _measure(target: Scope, ask: Callable[[], str], *, queries: int, embedder, o
         "explain": explain,
         "evidence_at_10": round(sum(found) / len(found), 3) if found else None,
         "disk": disk_per_turn(target) if turns else None,
+        "bm25": bm25_fast_against_exact(target, texts[:BM25_SAMPLE]),
     }
     what = f"a {turns}-turn conversation" if turns else f"{made} facts"
     out.write(f"{search.__name__} over {what} in a {table_rows}-row vector table, {queries} queries:\n")
@@ -252,6 +253,10 @@ def _measure(target: Scope, ask: Callable[[], str], *, queries: int, embedder, o
     out.write(f"  including embedding: p50 {result['p50_ms_including_embedding']} ms, p95 {result['p95_ms_including_embedding']} ms\n")
     out.write(f"  p50 by stage (ms): {result['p50_ms_by_stage']}\n")
     out.write(f"  p95 by stage (ms): {result['p95_ms_by_stage']}\n")
+    bm25 = result["bm25"]
+    out.write(f"  BM25 fast top-k against the exhaustive ranking on {bm25['questions']} questions: recall@10 {bm25['recall_at_10']},"
+              f" p50 {bm25['p50_ms_fast']} ms against {bm25['p50_ms_exact']} (p95 {bm25['p95_ms_fast']} / {bm25['p95_ms_exact']}),"
+              f" {bm25['two_passes']} needed a second pass\n")
     if found:
         out.write(f"  the planted evidence turn in the top 10: {result['evidence_at_10']:.3f} of {len(found)} questions\n")
     if turns:
@@ -259,6 +264,44 @@ def _measure(target: Scope, ask: Callable[[], str], *, queries: int, embedder, o
         out.write(f"  disk: {disk['bytes_per_turn']} bytes per turn ({disk['total_mb']} MB for the scope's rows, by table {disk['mb_by_table']})\n")
     out.write("EXPLAIN of the nearest-neighbour query:\n" + explain + "\n")
     return result
+
+
+BM25_SAMPLE = 50
+
+
+def bm25_fast_against_exact(scope: Scope, texts: list[str]) -> dict:
+    """`bm25_top` against `bm25_exact` on `texts`, with recall's pool and the scope's collections,
+    no filters: how many of the exhaustive top 10 per collection the fast path returned, and the
+    time of each."""
+    from retrieval.bm25_topk import bm25_exact, bm25_top
+    from retrieval.fulltext import query_lexemes
+    from retrieval.ranking import pool_size
+
+    sizes = dict(CorpusStat.objects.filter(scope=scope, doc_count__gt=0).values_list("collection", "doc_count"))
+    collections = list(sizes)
+    pool = pool_size(sum(n for c, n in sizes.items() if c not in (Collection.TURN_W1, Collection.TURN_W2)))  # as recall sizes it
+    kept = wanted = two = 0
+    fast_ms, exact_ms = [], []
+    for text in texts:
+        lexemes = query_lexemes(text)
+        passes = []
+        t0 = time.perf_counter()
+        fast = bm25_top(scope=scope, lexemes=lexemes, collections=collections, limit=pool, passes=passes)
+        t1 = time.perf_counter()
+        exact = bm25_exact(scope=scope, lexemes=lexemes, collections=collections, limit=pool)
+        t2 = time.perf_counter()
+        fast_ms.append((t1 - t0) * 1000)
+        exact_ms.append((t2 - t1) * 1000)
+        two += len(passes) > 1
+        for collection, hits in exact.items():
+            top = {h.target_id for h in hits[:10]}
+            kept += len(top & {h.target_id for h in fast.get(collection, [])[:10]})
+            wanted += len(top)
+    return {
+        "questions": len(texts), "recall_at_10": round(kept / wanted, 4) if wanted else None, "two_passes": two,
+        "p50_ms_fast": round(statistics.median(fast_ms), 2) if texts else None, "p50_ms_exact": round(statistics.median(exact_ms), 2) if texts else None,
+        "p95_ms_fast": round(_percentile(fast_ms, 0.95), 2) if texts else None, "p95_ms_exact": round(_percentile(exact_ms, 0.95), 2) if texts else None,
+    }
 
 
 # The tables a conversation's turns fill: raw rows, then the search index.
