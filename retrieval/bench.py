@@ -1,8 +1,10 @@
 """`memoryweb bench recall`: recall latency on a synthetic scope inside a table ten times larger.
 
 The target scope holds `facts` facts with realistic sentences ("Maria Lopez lives in Lisbon."),
-or with `turns` a conversation of that many turns through `ingest_session`, indexed the normal
-way (documents, BM25 statistics, vectors from the embedder in force). Noise
+or with `turns` a conversation of that many turns from the Zipf corpus (retrieval/corpus.py),
+written through the bulk ingest (COPY, memories/services/bulk_ingest.py) and indexed the normal
+way (documents, BM25 statistics, vectors from the embedder in force); its questions are about
+the corpus's planted turns, so whether the evidence came back in the top 10 is known. Noise
 scopes fill the vector table up to ten times the target's rows with random unit vectors (COPY,
 binary), so the HNSW index and the scope filter inside the scan are exercised as in a big
 shared install. Then `queries` questions go through `recall` (`recall_evidence` for a
@@ -25,12 +27,13 @@ from django.utils import timezone
 
 from memoryweb.errors import InvalidInput
 from memoryweb.providers.embedders import get_embedder
-from retrieval.bench_ingest import scope_delete_throwaway, synthetic_question, synthetic_sessions
+from retrieval.bench_ingest import scope_delete_throwaway, synthetic_question
+from retrieval.corpus import Corpus, Planted
 from memories.models import Entity, EntityAlias, Fact, Scope, Turn
-from memories.services.ingest import ingest_session
+from memories.services.bulk_ingest import ingest_sessions_bulk
 from memories.services.vectors import drop_model_index, ensure_model_index
 from retrieval.indexing import index_pending, vector_target
-from retrieval.models import Collection
+from retrieval.models import Collection, CorpusStat
 from retrieval.search import recall, recall_evidence
 from retrieval.search.candidates import QueryVectors
 from retrieval.search.question import dense_text, kinds_asked, scope_speakers
@@ -77,7 +80,8 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
-MAX_TURNS = 1_000_000  # a turn every six hours: a million reach back 685 years
+MAX_TURNS = 1_000_000  # the corpus spreads them over three years up to yesterday
+CORPUS_NAME = "bench recall target: corpus seed "  # + the seed, so `--scope` can ask its questions again
 
 
 def bench_recall(
@@ -103,13 +107,14 @@ def bench_recall(
     user = principal.user if principal is not None else local_admin_ensure()[0]
     team = personal_team_ensure(user=user)
     tag = uuid.uuid4().hex[:8]
-    target = Scope.objects.create(team=team, slug=f"bench-{tag}", name="bench recall target")
+    target = Scope.objects.create(team=team, slug=f"bench-{tag}", name=f"{CORPUS_NAME}{seed}" if turns else "bench recall target")
     noise = [Scope.objects.create(team=team, slug=f"bench-{tag}-noise-{i}", name="bench noise") for i in range(scopes)]
     try:
         started = time.perf_counter()
         if turns:
-            _conversation(target, turns=turns, user=user)
-            out.write(f"target scope: a conversation of {turns} turns ({time.perf_counter() - started:.1f} s)\n")
+            _conversation(target, turns=turns, user=user, seed=seed)
+            seconds = time.perf_counter() - started
+            out.write(f"target scope: a conversation of {turns} turns, raw ingest {seconds:.1f} s ({turns / seconds:.0f} turns/s)\n")
         else:
             people, made = synthetic_facts(target, facts=facts, rng=rng)
             out.write(f"target scope: {made} facts about {people} people ({time.perf_counter() - started:.1f} s)\n")
@@ -124,14 +129,28 @@ def bench_recall(
                 scope_delete_throwaway(scope=scope)
 
 
-def _asker(scope: Scope, rng: random.Random) -> Callable[[], str]:
+def _asker(scope: Scope, rng: random.Random) -> Callable[[], str | Planted]:
+    corpus = scope_corpus(scope)
+    if corpus is not None:
+        return lambda: corpus.planted(rng.randrange(corpus.planted_count()))
     ask = question_maker(scope)
     return lambda: ask(rng)
+
+
+def scope_corpus(scope: Scope) -> Corpus | None:
+    """The corpus a `bench recall --turns` built `scope` from (its seed is in the scope's name)."""
+    if not scope.name.startswith(CORPUS_NAME) or not scope.name[len(CORPUS_NAME):].isdigit():
+        return None
+    corpus = Corpus(turns=Turn.objects.filter(scope=scope).count(), seed=int(scope.name[len(CORPUS_NAME):]))
+    return corpus if corpus.planted_count() else None
 
 
 def question_maker(scope: Scope) -> Callable[[random.Random], str]:
     """Questions that fit what a bench put in `scope`, a conversation or facts about people,
     drawn with the caller's random generator (one per thread)."""
+    corpus = scope_corpus(scope)
+    if corpus is not None:
+        return lambda rng: corpus.planted(rng.randrange(corpus.planted_count())).question
     if Turn.objects.filter(scope=scope).exists():
         return synthetic_question
     people = list(Entity.objects.filter(scope=scope, kind="person").order_by("pk"))
@@ -147,13 +166,13 @@ def synthetic_facts(scope: Scope, *, facts: int, rng: random.Random) -> tuple[in
     return len(people), _facts(scope, people, facts, rng)
 
 
-def _conversation(scope: Scope, *, turns: int, user) -> None:
-    """`turns` raw turns through ingest_session, a turn every six hours up to yesterday."""
+def _conversation(scope: Scope, *, turns: int, user, seed: int) -> None:
+    """`turns` raw turns of the seeded corpus through the bulk ingest (COPY), up to yesterday."""
     from accounts.permissions import Principal
 
-    start = timezone.now() - timedelta(hours=6 * turns, days=1)
-    for session_id, messages in synthetic_sessions(turns=turns, session_size=50, start=start):
-        ingest_session(scope=scope, session_id=session_id, messages=messages, actor=Principal(user=user), enqueue=False)
+    corpus = Corpus(turns=turns, seed=seed, end=timezone.now() - timedelta(days=1))
+    sessions = enumerate((({"session_id": sid, "messages": messages}) for sid, messages in corpus.sessions()), start=1)
+    ingest_sessions_bulk(scope=scope, sessions=sessions, actor=Principal(user=user), source="bench", enqueue=False)
 
 
 def _build(target: Scope, noise: list[Scope], *, rng: random.Random, embedder, out) -> None:
@@ -188,22 +207,26 @@ def _measure(target: Scope, ask: Callable[[], str], *, queries: int, embedder, o
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM retrieval_embedding")
         table_rows = cursor.fetchone()[0]
-    texts = [ask() for _ in range(queries)]
-    excluding, including, embedding, stages = [], [], [], {}
+    asked = [ask() for _ in range(queries)]
+    texts = [a.question if isinstance(a, Planted) else a for a in asked]
+    excluding, including, embedding, stages, found = [], [], [], {}, []
     search(scope=target, query=texts[0])  # warm the caches and the model
     speakers = scope_speakers(target)
-    for text in texts:
+    for text, question in zip(texts, asked):
         t0 = time.perf_counter()
         # As recall embeds it: as asked for the facts, without the speakers' names for the rest.
         vector = QueryVectors.embed(embedder, asked=text, unnamed=dense_text(text=text, speakers=speakers), kinds=kinds_asked({}))
         t1 = time.perf_counter()
-        timings = search(scope=target, query=text, query_vector=vector).timings
+        got = search(scope=target, query=text, query_vector=vector)
         t2 = time.perf_counter()
-        for stage, seconds in timings.items():
+        for stage, seconds in got.timings.items():
             stages.setdefault(stage, []).append(seconds * 1000)
         embedding.append((t1 - t0) * 1000)
         excluding.append((t2 - t1) * 1000)
         including.append((t2 - t0) * 1000)
+        if isinstance(question, Planted):  # its evidence turn among the ten returned?
+            found.append(any(item.source.get("session") == question.session_id and item.source.get("turn") == question.turn_id
+                             for item in got.items[:10]))
     collections = [Collection.TURN] if turns else [Collection.FACT]
     explain = explain_vector_query(
         scope=target, query_vector=embedder.embed([texts[0]])[0], embedder=embedder, collections=collections, limit=50
@@ -220,6 +243,9 @@ def _measure(target: Scope, ask: Callable[[], str], *, queries: int, embedder, o
         "p50_ms_by_stage": {stage: round(statistics.median(v), 2) for stage, v in stages.items()},
         "p95_ms_by_stage": {stage: round(_percentile(v, 0.95), 2) for stage, v in stages.items()},
         "explain": explain,
+        "evidence_at_10": round(sum(found) / len(found), 3) if found else None,
+        "disk": disk_per_turn(target) if turns else None,
+        "bm25": bm25_fast_against_exact(target, texts[:BM25_SAMPLE]),
     }
     what = f"a {turns}-turn conversation" if turns else f"{made} facts"
     out.write(f"{search.__name__} over {what} in a {table_rows}-row vector table, {queries} queries:\n")
@@ -227,8 +253,81 @@ def _measure(target: Scope, ask: Callable[[], str], *, queries: int, embedder, o
     out.write(f"  including embedding: p50 {result['p50_ms_including_embedding']} ms, p95 {result['p95_ms_including_embedding']} ms\n")
     out.write(f"  p50 by stage (ms): {result['p50_ms_by_stage']}\n")
     out.write(f"  p95 by stage (ms): {result['p95_ms_by_stage']}\n")
+    bm25 = result["bm25"]
+    out.write(f"  BM25 fast top-k against the exhaustive ranking on {bm25['questions']} questions: recall@10 {bm25['recall_at_10']},"
+              f" p50 {bm25['p50_ms_fast']} ms against {bm25['p50_ms_exact']} (p95 {bm25['p95_ms_fast']} / {bm25['p95_ms_exact']}),"
+              f" {bm25['two_passes']} needed a second pass\n")
+    if found:
+        out.write(f"  the planted evidence turn in the top 10: {result['evidence_at_10']:.3f} of {len(found)} questions\n")
+    if turns:
+        disk = result["disk"]
+        out.write(f"  disk: {disk['bytes_per_turn']} bytes per turn ({disk['total_mb']} MB for the scope's rows, by table {disk['mb_by_table']})\n")
     out.write("EXPLAIN of the nearest-neighbour query:\n" + explain + "\n")
     return result
+
+
+BM25_SAMPLE = 50
+
+
+def bm25_fast_against_exact(scope: Scope, texts: list[str]) -> dict:
+    """`bm25_top` against `bm25_exact` on `texts`, with recall's pool and the scope's collections,
+    no filters: how many of the exhaustive top 10 per collection the fast path returned, and the
+    time of each."""
+    from retrieval.bm25_topk import bm25_exact, bm25_top
+    from retrieval.fulltext import query_lexemes
+    from retrieval.ranking import pool_size
+
+    sizes = dict(CorpusStat.objects.filter(scope=scope, doc_count__gt=0).values_list("collection", "doc_count"))
+    collections = list(sizes)
+    pool = pool_size(sum(n for c, n in sizes.items() if c not in (Collection.TURN_W1, Collection.TURN_W2)))  # as recall sizes it
+    kept = wanted = two = 0
+    fast_ms, exact_ms = [], []
+    for text in texts:
+        lexemes = query_lexemes(text)
+        passes = []
+        t0 = time.perf_counter()
+        fast = bm25_top(scope=scope, lexemes=lexemes, collections=collections, limit=pool, passes=passes)
+        t1 = time.perf_counter()
+        exact = bm25_exact(scope=scope, lexemes=lexemes, collections=collections, limit=pool)
+        t2 = time.perf_counter()
+        fast_ms.append((t1 - t0) * 1000)
+        exact_ms.append((t2 - t1) * 1000)
+        two += len(passes) > 1
+        for collection, hits in exact.items():
+            top = {h.target_id for h in hits[:10]}
+            kept += len(top & {h.target_id for h in fast.get(collection, [])[:10]})
+            wanted += len(top)
+    return {
+        "questions": len(texts), "recall_at_10": round(kept / wanted, 4) if wanted else None, "two_passes": two,
+        "p50_ms_fast": round(statistics.median(fast_ms), 2) if texts else None, "p50_ms_exact": round(statistics.median(exact_ms), 2) if texts else None,
+        "p95_ms_fast": round(_percentile(fast_ms, 0.95), 2) if texts else None, "p95_ms_exact": round(_percentile(exact_ms, 0.95), 2) if texts else None,
+    }
+
+
+# The tables a conversation's turns fill: raw rows, then the search index.
+SCOPE_TABLES = (
+    "memories_session", "memories_turn", "memories_episode", "retrieval_searchdocument", "retrieval_posting", "retrieval_termstat",
+    "retrieval_embedding",
+)
+
+
+def disk_per_turn(scope: Scope) -> dict:
+    """Bytes on disk per turn of `scope`: each table's pg_total_relation_size (heap, TOAST and
+    indexes) times the scope's share of its rows (other scopes, the noise vectors above all,
+    share the tables), summed and divided by the scope's turns."""
+    turns = Turn.objects.filter(scope=scope).count()
+    by_table = {}
+    with connection.cursor() as cursor:
+        for table in SCOPE_TABLES:
+            cursor.execute(f"SELECT pg_total_relation_size(%s), (SELECT count(*) FROM {table}), (SELECT count(*) FROM {table} WHERE scope_id = %s)",
+                           [table, scope.pk])
+            size, rows, mine = cursor.fetchone()
+            by_table[table] = size * mine / rows if rows else 0
+    total = sum(by_table.values())
+    return {
+        "bytes_per_turn": round(total / turns) if turns else 0, "total_mb": round(total / 2**20, 1),
+        "mb_by_table": {table: round(size / 2**20, 1) for table, size in by_table.items()},
+    }
 
 
 def _people(scope: Scope, count: int, rng: random.Random) -> list[Entity]:

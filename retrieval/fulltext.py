@@ -75,6 +75,7 @@ class _Weights:
 
 
 def _weights(scope: Scope, lexemes: list[str], collections: list[str]) -> _Weights | None:
+    """The BM25 statistics of `lexemes` in `collections` (None: no lexeme occurs in them)."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT c.collection, c.doc_count, c.total_length, t.lexeme, t.df FROM retrieval_corpusstat c"
@@ -103,9 +104,13 @@ def _weights(scope: Scope, lexemes: list[str], collections: list[str]) -> _Weigh
     return weights
 
 
+bm25_weights = _weights
+
+
 def bm25_candidates(
     *, scope: Scope, lexemes: list[str], collections: list[str], limit: int, doc_filter: str = "", params: list | None = None,
-    speaker: str = "", posting_filter: tuple[str, dict] = ("", {}),
+    speaker: str = "", posting_filter: tuple[str, dict] = ("", {}), weights: "_Weights | None" = None,
+    selecting: list[str] | None = None,
 ) -> dict[str, list[Hit]]:
     """The top `limit` documents per collection by BM25, best first.
 
@@ -117,14 +122,19 @@ def bm25_candidates(
     `posting_filter`: a condition on the posting `p`, with its named parameters, that `doc_filter`
     implies (a narrow time window's documents): the postings of documents it leaves out are not
     scored, and those documents not read one by one only to be rejected.
+    `weights`: `bm25_weights`' for these lexemes and collections, when the caller read them;
+    `selecting`: the lexemes that select documents, instead of the common-terms rule's
+    (`weights.selecting`); the others only score what these select (retrieval/bm25_topk.py
+    chooses them so that the top `limit` stay exact).
     """
     if not lexemes or not collections:
         return {}
-    weights = _weights(scope, lexemes, collections)
+    weights = weights or _weights(scope, lexemes, collections)
     if weights is None:
         return {}  # no query lexeme occurs in these collections
+    chosen = weights.selecting if selecting is None else [lexeme for lexeme in weights.lexemes if lexeme in selecting]
     selecting = ""
-    if set(weights.selecting) != set(weights.lexemes):
+    if set(chosen) != set(weights.lexemes):
         # Common lexemes do not select documents (their postings are many): they only score the
         # documents the rarer ones select.
         selecting = (
@@ -163,7 +173,7 @@ def bm25_candidates(
         ) top
     """
     named = {
-        "scope": scope.pk, "collections": weights.collections, "lexemes": weights.lexemes, "selecting": weights.selecting,
+        "scope": scope.pk, "collections": weights.collections, "lexemes": weights.lexemes, "selecting": chosen,
         "idfs": weights.idfs, "lexeme_count": len(weights.lexemes), "k_const": weights.k_const, "k_length": weights.k_length,
         "limit": limit, "speaker": speaker, "boost": settings.RETRIEVAL_SPEAKER_BOOST,
     }

@@ -1,4 +1,5 @@
-"""The candidate lists, each at most `pool` long: BM25 per collection, nearest vectors per
+"""The candidate lists, each at most `pool` long: BM25 per collection (exact top-k, common
+words selecting only where the bound needs them: retrieval/bm25_topk.py), nearest vectors per
 collection, the facts of the entities the question names, for "what changed" the facts that
 began in the window, and while the index is behind, the un-indexed rows matched on their text.
 
@@ -16,7 +17,8 @@ from django.db.models import Q
 from memoryweb.providers.embedders import Embedder
 from memories.models import Entity, Fact, FactStatus
 from retrieval.concurrent import Soon, side_by_side
-from retrieval.fulltext import Hit, bm25_candidates, unindexed_candidates
+from retrieval.bm25_topk import bm25_top
+from retrieval.fulltext import Hit, unindexed_candidates
 from retrieval.indexing import Backlog
 from retrieval.models import Collection
 from retrieval.intents import attributes_asked
@@ -105,7 +107,7 @@ def _gather(
     def lexical():
         t0 = time.perf_counter()
         doc_filter, params = document_filter(q) if collections else ("", [])
-        hits = bm25_candidates(
+        hits = bm25_top(
             scope=scope, lexemes=lexemes, collections=collections, limit=pool, doc_filter=doc_filter, params=params,
             speaker=named_speaker(scope, q.text, q.speakers), posting_filter=window_postings(q) if narrow_window else ("", {}),
         ) if collections else {}

@@ -105,6 +105,10 @@ def test_bench_recall_measures_a_conversation_with_evidence_and_cleans_up(cast, 
     assert result["turns"] == 120 and result["facts"] == 0 and result["search"] == "recall_evidence"
     assert result["vector_rows"] >= 10 * 3 * 120 - 10  # each turn and its two windows, and nine times that in noise
     assert "vector" in result["p50_ms_by_stage"] and "doc_turn" in result["explain"]
+    # The corpus plants 3 turns in 120 (retrieval/corpus.py); every question is about one of them.
+    assert 0 <= result["evidence_at_10"] <= 1 and result["disk"]["bytes_per_turn"] > 0
+    assert result["bm25"]["questions"] == 4 and result["bm25"]["recall_at_10"] == 1.0
+    assert set(result["disk"]["mb_by_table"]) >= {"memories_turn", "retrieval_posting", "retrieval_embedding"}
     assert set(Scope.objects.values_list("slug", flat=True)) == scopes
     assert not (Turn.objects.exists() or Episode.objects.exists() or Embedding.objects.exists())
     assert not (SearchDocument.objects.exists() or Posting.objects.exists())

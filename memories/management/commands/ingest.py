@@ -2,9 +2,10 @@
 
 The file holds one session per line (JSON Lines, gzip if it ends in .gz, `-` for stdin), each
 as the API's session body: `{"session_id": "…", "messages": [{"id", "speaker", "text",
-"occurred_at"?}, …]}`. Every line is checked and stored in one transaction, so a bad line
-(named by its number) leaves the scope as it was; turns sent before are skipped (the service is
-idempotent on turn ids), so the same file twice stores nothing new. Extraction and indexing are
+"occurred_at"?}, …]}`. Every line is checked first, then all are stored in one transaction, the
+turns and episodes through COPY (memories/services/bulk_ingest.py), so a bad line (named by its
+number) leaves the scope as it was; turns sent before are skipped (idempotent on turn ids), so
+the same file twice stores nothing new. Extraction and indexing are
 queued once everything is committed (run at once when there is no broker)."""
 
 import gzip
@@ -13,14 +14,12 @@ import json
 import sys
 
 from django.core.management.base import CommandError
-from django.db import transaction
 
 from accounts.permissions import Access
-from memoryweb.errors import MemorywebError
 from memoryweb.management.base import MemorywebCommand
 from memoryweb.progress import no_progress, progress_bar
 from memories.scopes import scope_get
-from memories.services.ingest import ingest_session
+from memories.services.bulk_ingest import BulkInvalid, ingest_sessions_bulk
 
 MAX_LINE_BYTES = 8 * 1024 * 1024
 
@@ -38,20 +37,12 @@ class Command(MemorywebCommand):
         sessions = _read_sessions(options["file"])
         if not sessions:
             raise CommandError(f"{options['file']} holds no sessions: nothing was stored.")
-        total = sum(len(s["messages"]) for _, s in sessions)
-        created = skipped = 0
         with progress_bar(label=f"ingest {scope.slug}", quiet=options["json"], unit="turns") as progress:
-            progress = progress or no_progress
-            with transaction.atomic():
-                for number, session in sessions:
-                    try:
-                        result = ingest_session(
-                            scope=scope, session_id=session["session_id"], messages=session["messages"], actor=principal, source="cli",
-                        )
-                    except MemorywebError as exc:
-                        raise CommandError(f"Line {number}: {exc.message} Nothing was stored.") from None
-                    created, skipped = created + result.created, skipped + result.skipped
-                    progress(created + skipped, total)
+            try:
+                result = ingest_sessions_bulk(scope=scope, sessions=sessions, actor=principal, source="cli", progress=progress or no_progress)
+            except BulkInvalid as exc:
+                raise CommandError(f"Line {exc.number}: {exc.message} Nothing was stored.") from None
+        created, skipped = result.created, result.skipped
         summary = {"scope": scope.slug, "sessions": len(sessions), "created": created, "skipped": skipped}
         if options["json"]:
             self.stdout.write(json.dumps(summary))
