@@ -92,3 +92,25 @@ def test_focus_is_visible(open_as, world):
         page.keyboard.press("Tab")
         outline = page.evaluate("(() => { const s = getComputedStyle(document.activeElement); return [s.outlineStyle, s.outlineWidth]; })()")
         assert outline[0] != "none" and outline[1] != "0px", (page.evaluate("document.activeElement.outerHTML"), outline)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_error_and_lockout_pages_pass_axe(new_page, open_as, world, screenshots, settings, width):
+    """The pages a person meets when something is refused: a missing page, another team's scope
+    (a 404 too), and the sign-in lockout (429) after too many wrong passwords."""
+    settings.MEMORYWEB_LOGIN_FAILURES = 2
+    page = open_as("outsider", "pw-outsider-123", WIDTHS[width])
+    problems = check(page, "/no-such-page/", "not-found", width, screenshots)
+    problems += check(page, "/s/alpha/", "other-team-scope", width, screenshots)
+    assert page.locator("[data-status='404']").count() == 1
+    guess = new_page(WIDTHS[width])
+    for _ in range(settings.MEMORYWEB_LOGIN_FAILURES + 1):
+        guess.goto("/login/")
+        guess.fill("#id_username", "owner")
+        guess.fill("#id_password", "not-the-password")
+        guess.click("form button[type=submit], form input[type=submit]")
+        guess.wait_for_load_state("networkidle")
+    expect(guess.locator("main")).to_contain_text("minutes")
+    guess.screenshot(path=str(screenshots / f"a11y-lockout-{width}.png"), full_page=True)
+    problems += [f"lockout at {width}: {v}" for v in blocking_violations(guess)]
+    assert not problems, "\n".join(problems)

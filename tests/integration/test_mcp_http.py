@@ -2,6 +2,8 @@
 the module, on the test database): the tools work for a valid token, and every refusal is an HTTP
 401 before MCP or a tool error, with nothing written."""
 
+import json
+
 import anyio
 import httpx
 import httpx2
@@ -176,3 +178,28 @@ def test_remember_with_an_idempotency_key_twice_writes_once_and_every_call_is_lo
     assert refused.status_code == 401
     # A refusal is logged just after its answer went out.
     wait_for(lambda: ApiCall.objects.filter(door="mcp", status=401, user__isnull=True).exists(), timeout=10, interval=0.1)
+
+
+def test_hostile_values_come_back_over_http_as_json_strings(server, mcp_world):
+    """Markup, script, control characters and a right-to-left override, remembered and read back
+    through the official client over HTTP: each tool's text is JSON with every control character
+    escaped, and the values decode to exactly what was stored (tests/hostile.py's payloads)."""
+    import re
+
+    from tests.hostile import CONTROL, RTL, SCRIPT, SVG
+
+    text = f"My locker note is {SCRIPT} {SVG} {CONTROL} {RTL}"
+    speaker = f'<img id="pwn-speaker" src=x onerror="alert(1)">{RTL}'
+
+    async def calls(session):
+        stored = await session.call_tool("remember", {"scope": "mcp-notes", "text": text, "speaker": speaker})
+        found = await session.call_tool("recall_evidence", {"scope": "mcp-notes", "query": "locker note pwn-script"})
+        return stored, found
+
+    _, (stored, found) = run_session(server, mcp_world.tokens["write"], calls)
+    for result in (stored, found):
+        raw = result.content[0].text
+        assert not re.search(r"[\x00-\x1f]", raw), f"an unescaped control character in {raw[:200]!r}"
+    evidence = json.dumps(payload(found), ensure_ascii=False)
+    assert payload(stored)["episodes"]
+    assert json.dumps(text, ensure_ascii=False)[1:-1] in evidence  # the text, whole and unchanged
