@@ -129,7 +129,10 @@ class Episode(models.Model):
     public_id = models.UUIDField(default=uuid.uuid4, editable=False)  # unique with the scope (Meta)
     scope = models.ForeignKey(Scope, on_delete=models.CASCADE, related_name="episodes")
     session = models.ForeignKey(Session, null=True, blank=True, on_delete=models.CASCADE, related_name="episodes")
-    turn = models.OneToOneField(Turn, null=True, blank=True, on_delete=models.CASCADE, related_name="episode")
+    # A turn's one episode: unique with the scope (Meta), not alone, so the key holds on one node
+    # when rows are distributed by scope (docs/ARCHITECTURE.md, "Past one database"); that
+    # constraint's index, led by turn_id, also serves the look-ups by turn.
+    turn = models.ForeignKey(Turn, null=True, blank=True, on_delete=models.CASCADE, related_name="episodes", db_index=False)
     text = models.TextField()
     speaker = models.CharField(max_length=200, blank=True)
     occurred_at = models.DateTimeField()
@@ -165,6 +168,7 @@ class Episode(models.Model):
         ordering = ["occurred_at", "id"]
         constraints = [
             models.UniqueConstraint(fields=["public_id", "scope"], name="memories_episode_public_id_in_scope"),
+            models.UniqueConstraint(fields=["turn", "scope"], name="memories_episode_turn_in_scope"),
             models.CheckConstraint(
                 condition=models.Q(importance__isnull=True) | models.Q(importance__gte=0, importance__lte=1),
                 name="memories_episode_importance_0_1",

@@ -48,7 +48,7 @@ def turns_around(*, scope: Scope, episode: Episode, around: int = 3) -> list[Tur
     return list(
         Turn.objects.in_scope(scope)
         .filter(session_id=turn.session_id, position__gte=turn.position - around, position__lte=turn.position + around)
-        .select_related("episode")
+        .annotate(episode_public_id=Subquery(Episode.objects.filter(turn=OuterRef("pk")).values("public_id")[:1]))
         .order_by("position")
     )
 

@@ -22,11 +22,6 @@ LARGE_TABLES = {
 # deleted scope: their scope_id may be NULL). A new table with a scope_id must be named in one of
 # the two sets.
 COORDINATOR_TABLES = {"memories_auditevent", "accounts_apicall", "accounts_apitoken_scopes", "memories_tombstone"}
-# The one unique key left without scope_id, and why: Episode.turn is a OneToOneField (a turn's one
-# episode), whose unique index Django makes on turn_id alone, and code and templates read it from
-# the turn's side (`turn.episode`, select_related("episode")). Before a move to Citus it becomes a
-# ForeignKey with a UniqueConstraint on (turn, scope) (docs/ARCHITECTURE.md, "Past one database").
-NOT_YET = {"memories_episode_turn_id_key"}
 
 
 def _tables_with_scope() -> set[str]:
@@ -62,7 +57,7 @@ def test_every_table_with_a_scope_is_either_large_or_stays_on_the_coordinator():
 def test_a_large_table_carries_scope_id_in_each_of_its_unique_keys(table):
     assert table in _tables_with_scope(), f"{table} has no scope_id column"
     missing = [(name, columns, expressions) for name, columns, expressions in _unique_keys(table)
-               if "scope_id" not in columns and "scope_id" not in expressions and name not in NOT_YET]
+               if "scope_id" not in columns and "scope_id" not in expressions]
     assert missing == [], f"unique keys of {table} without scope_id: {missing}"
 
 

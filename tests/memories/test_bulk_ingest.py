@@ -31,8 +31,8 @@ def corpus_lines(turns: int, seed: int = 3) -> list[tuple[int, dict]]:
 def stored(scope) -> list[tuple]:
     """Each turn as (session, fields…) with its episode's, in order."""
     rows = []
-    for turn in Turn.objects.in_scope(scope).select_related("session", "episode").order_by("session__external_id", "position"):
-        e = turn.episode
+    for turn in Turn.objects.in_scope(scope).select_related("session").prefetch_related("episodes").order_by("session__external_id", "position"):
+        (e,) = turn.episodes.all()
         rows.append((turn.session.external_id, *(getattr(turn, f) for f in FIELDS),
                      e.text, e.speaker, e.occurred_at, e.session_id == turn.session_id, e.source, e.author_id, e.status))
     return rows
