@@ -10,22 +10,24 @@ holds a value ("who owns billing?"); else it quotes the evidence's sentence that
 always returns the best facts and evidence, so a person can judge.
 """
 
+import calendar
 import logging
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from django.db.models import Q
 from pydantic import BaseModel, Field
 
 from memoryweb.errors import InvalidInput
 from memories.extraction.offline.words import NOT_NAMES
-from memories.extraction.vocabulary import TOOL_WORDS, function_key, is_single_valued
+from memories.extraction.vocabulary import FUNCTION_PHRASES, TOOL_WORDS, function_key, is_single_valued
 from memories.models import Entity, Fact, FactStatus, Scope
 from memories.normalize import normalize_name, normalize_value
 from retrieval.intents import asks_history, attributes_asked, mentions_first_person, priority_attributes, reverse_asked
 from retrieval.search import RecallItem, RecallResult, recall_evidence
 from retrieval.search.question import entities_named, speaker_entity
-from retrieval.temporal import as_of_in_question
+from retrieval.temporal import as_of_in_question, parse_time
 
 logger = logging.getLogger("memoryweb.retrieval")
 
@@ -153,7 +155,18 @@ def _chains(scope: Scope, items: list[RecallItem]) -> list[str]:
 
 
 def _day(moment: datetime | None) -> str:
+    """ISO, for the model's prompt."""
     return moment.date().isoformat() if moment else "?"
+
+
+def said_day(moment: datetime | None) -> str:
+    """A date as people write it in an answer: "14 March 2025"; the first of a month at midnight,
+    which is how "in May 2025" is stored, as "May 2025"."""
+    if moment is None:
+        return "?"
+    if moment.day == 1 and (moment.hour, moment.minute, moment.second, moment.microsecond) == (0, 0, 0, 0):
+        return f"{calendar.month_name[moment.month]} {moment.year}"
+    return f"{moment.day} {calendar.month_name[moment.month]} {moment.year}"
 
 
 def _quoted(items: list[RecallItem]) -> str:
@@ -161,7 +174,7 @@ def _quoted(items: list[RecallItem]) -> str:
         return "I don't know: nothing in this memory matches."
     lines = ["I found no fact that answers this directly. The closest memories:"]
     for item in items[:3]:
-        lines.append(f'- "{item.text}" ({item.kind}{", " + _day(item.occurred_at) if item.occurred_at else ""})')
+        lines.append(f'- "{item.text}" ({item.kind}{", " + said_day(item.occurred_at) if item.occurred_at else ""})')
     return "\n".join(lines)
 
 
@@ -179,8 +192,13 @@ def _direct_answer(*, scope: Scope, question: str, speaker: str, facts: list[Rec
             return found  # else "who manages maya?" is maya's reports_to, asked forwards
     plain = _POSSESSIVE.sub("", question)
     subjects = _subjects(scope, plain, speaker)
-    attributes = question_attributes(question, usable.filter(subject__in=subjects) if subjects else usable)
-    if not attributes and re.search(r"\bbefore\b", question, re.I):
+    if subjects:  # "Was the offsite in Porto?": Porto is named as a value, not as whom the question is about
+        holders = set(usable.filter(subject__in=subjects).values_list("subject_id", flat=True).distinct())
+        subjects = [s for s in subjects if s.pk in holders or not usable.filter(object_entity=s).exists()]
+    attributes = question_attributes(question, usable.filter(subject__in=subjects) if subjects else usable, as_of=as_of)
+    yes_no = re.match(r"^\s*(?:is|are|was|were|do|does|did|has|have|had)\b", question, re.I)
+    if not attributes and (yes_no or re.search(r"\bbefore\b", question, re.I)):
+        # "what did we use before Adyen?", "does Farid still use Sketch?": the attribute of the value named
         attributes = _attribute_of_value_named(question, usable.filter(subject__in=subjects) if subjects else usable)
     if not attributes:
         return "", []
@@ -226,7 +244,7 @@ def _direct_answer(*, scope: Scope, question: str, speaker: str, facts: list[Rec
         return "", []
     text = _sentence(chosen, you=you)
     if as_of is not None:
-        text = f"As of {_day(as_of)}: {text[0].lower() + text[1:] if you else text}"
+        text = f"As of {said_day(as_of)}: {text[0].lower() + text[1:] if you else text}"
     return text, [by_id.get(str(f.public_id)) or _item(f) for f in chosen]
 
 
@@ -242,11 +260,18 @@ def _terms(text: str) -> set[str]:
     """The content words of a text, each in the form the attribute names use (billing → payment,
     provider → tool, favourite → favorite, dashboards → dashboard)."""
     out = set()
-    for word in re.findall(r"[a-z0-9]+", text.lower().replace("on-call", "on_call oncall")):
+    text = text.lower().replace("on-call", "on_call oncall")
+    text = re.sub(r"\boff[- ]sites?\b", "offsite", text)  # spellings of one word
+    for phrase, key in FUNCTION_PHRASES.items():  # "continuous integration" is CI
+        text = re.sub(rf"\b{re.escape(phrase)}\b", key, text)
+    for word in re.findall(r"[a-z0-9_]+", text):
         out |= _ASKS.get(word, set())
         if word in _STOP:
             continue
-        out.add(_TERM_SYNONYMS.get(word) or function_key(word) or word)
+        term = _TERM_SYNONYMS.get(word) or function_key(word) or word
+        out.add(term)
+        if "_" in term:
+            out.update(term.split("_"))  # "alerts" is on_call: the words of on_call_tool
     return out
 
 
@@ -264,7 +289,7 @@ _ASKS = {"where": {"place"}, "day": {"schedule", "date"}, "days": {"schedule"}, 
          "time": {"time"}, "often": {"schedule"}}
 
 
-def question_attributes(question: str, facts) -> tuple[str, ...]:
+def question_attributes(question: str, facts, *, as_of: datetime | None = None) -> tuple[str, ...]:
     """The attributes a question asks about: a relation said in its own words first (manager,
     boss → reports_to), then the scope's own attributes whose every word the question says
     (in their other spellings: "payment provider" is payment_tool, "favourite coffee"
@@ -287,7 +312,36 @@ def question_attributes(question: str, facts) -> tuple[str, ...]:
             best, best_score = attribute, score
     if best is not None:
         return (best,)
-    return attributes_asked(question)
+    fixed = attributes_asked(question)
+    if fixed:
+        return fixed
+    if as_of is not None:  # "was the 2025 offsite in Ljubljana?": of the offsites, one that held then
+        facts = facts.filter(Q(valid_from__isnull=True) | Q(valid_from__lte=as_of), Q(valid_to__isnull=True) | Q(valid_to__gt=as_of))
+    return _headed(said, facts, question)
+
+
+def _headed(said: set[str], facts, question: str) -> tuple[str, ...]:
+    """No attribute is wholly said: the one whose head (its last content word) the question says,
+    "what warehouse do we use?" → data_warehouse_tool, "where's the offsite?" → the offsite named
+    most recently (2026_offsite_place over winter_offsite_place); most of its words said first."""
+    best, best_score = None, None
+    rows = facts.order_by("-valid_from", "-id").values_list("attribute", flat=True)[:2000]
+    for recency, attribute in enumerate(dict.fromkeys(rows)):
+        words = [_TERM_SYNONYMS.get(w) or function_key(w) or w for w in attribute.split("_")]
+        generic = [w for w in words if w in _GENERIC_TERMS]
+        content = [w for w in words if w not in _GENERIC_TERMS]
+        if len(content) < 2 or content[-1] not in said or (generic and not set(generic) & said and "tool" not in generic):
+            continue
+        score = (sum(1 for w in content if w in said), -recency)
+        if best_score is None or score > best_score:
+            best, best_score = attribute, score
+    if best is None:
+        # "What design tool does Farid use?": a person's favourite of the kind said ("favorite_tool"), when it
+        # is their only one; never another function's tool ("which on-call tool?" is not the payment tool)
+        family = [a for a in dict.fromkeys(rows) if a.startswith("favorite_") and re.search(rf"\b{a.rsplit('_', 1)[-1]}s?\b", question, re.I)]
+        if len(family) == 1:
+            best = family[0]
+    return (best,) if best else ()
 
 
 def _subjects(scope: Scope, question: str, speaker: str) -> list[Entity]:
@@ -351,7 +405,7 @@ def _before_answer(question: str, rows: list[Fact], *, you: bool, by_id: dict) -
     if earlier is None:
         return "", []
     who = "you" if you else earlier.subject.name
-    span = f"{_day(earlier.valid_from) if earlier.valid_from else '?'} to {_day(earlier.valid_to) if earlier.valid_to else 'now'}"
+    span = f"{said_day(earlier.valid_from) if earlier.valid_from else '?'} to {said_day(earlier.valid_to) if earlier.valid_to else 'now'}"
     line = f"Before {later.value}: {who} {_label(earlier)} {earlier.value} ({span})."
     return line, [by_id.get(str(earlier.public_id)) or _item(earlier), by_id.get(str(later.public_id)) or _item(later)]
 
@@ -359,17 +413,47 @@ def _before_answer(question: str, rows: list[Fact], *, you: bool, by_id: dict) -
 def _reverse_answer(usable, reverse: tuple[tuple[str, ...], str], *, as_of: datetime | None, by_id: dict) -> tuple[str, list[RecallItem]]:
     """"Who owns billing?": the holder of the fact whose value the question names, now or then."""
     attributes, what = reverse
+    before = re.search(r"\s+before\s+(?P<other>.+)$", what, re.I)
+    if before:  # "who owned billing before Maya?", "… before March 2026?"
+        what = what[: before.start()]
+    window = parse_time(what, now=datetime.now().astimezone())
+    if window is not None and window.phrase:  # "in 2025", "last spring", "in early 2025": the time, not the thing
+        what = re.sub(rf"\s*(?:\b(?:in|during|at|of|since)\s+)?{re.escape(window.phrase)}", "", what, flags=re.I)
+    what = re.sub(r"\b(?:now|currently|these days|today|right now|at the moment|still)\b", "", what, flags=re.I)
     wanted = _terms(re.sub(r"\b(?:in|during)\s+(?:\w+\s+)?\d{4}\b.*$", "", what))
     rows = [f for f in usable.filter(attribute__in=attributes).order_by("-valid_from", "-id")[:500]
             if wanted and wanted <= _terms(f.value) | _terms(f.value + " service team")]
+    if before:
+        return _holder_before(rows, before["other"], by_id=by_id)
     rows = [f for f in rows if (_valid_at(f, as_of) if as_of is not None else f.status == FactStatus.ACTIVE)]
     if not rows:
         return "", []
-    fact = rows[0]
+    fact = min(rows, key=lambda f: attributes.index(f.attribute))  # the owner before a lead, each newest first
     line = f"{fact.subject.name} {_label(fact)} {fact.value}{_since(fact)}."
     if as_of is not None:
-        line = f"As of {_day(as_of)}: {line}"
+        line = f"As of {said_day(as_of)}: {line}"
     return line, [by_id.get(str(fact.public_id)) or _item(fact)]
+
+
+def _holder_before(rows: list[Fact], other: str, *, by_id: dict) -> tuple[str, list[RecallItem]]:
+    """"Who owned billing before Maya?": the holder just before the one named, in the order the
+    facts became true (corrected facts were never true); "before March 2026": the holder then."""
+    rows = sorted((f for f in rows if not _never_true(f)), key=lambda f: (f.valid_from is None, f.valid_from, f.id))
+    named = normalize_name(other)
+    later = [i for i, f in enumerate(rows) if normalize_name(f.subject.name) == named]
+    if later:
+        earlier = rows[later[-1] - 1] if later[-1] > 0 else None
+    else:
+        window = parse_time(other, now=datetime.now().astimezone())
+        if window is None or window.start is None:
+            return "", []
+        held = [f for f in rows if _valid_at(f, window.start - timedelta(microseconds=1))]
+        earlier = held[-1] if held else None
+    if earlier is None:
+        return "", []
+    span = f"{said_day(earlier.valid_from)} to {said_day(earlier.valid_to) if earlier.valid_to else 'now'}"
+    line = f"Before {other.strip(' ?')}: {earlier.subject.name} {_label(earlier)} {earlier.value} ({span})."
+    return line, [by_id.get(str(earlier.public_id)) or _item(earlier)]
 
 
 def _label(fact: Fact) -> str:
@@ -398,7 +482,7 @@ def _evidence_answer(question: str, items: list[RecallItem], *, scope: Scope | N
     if best_item is None or best_score < min(2, len(said)):
         return "", None
     who = f"{best_item.speaker} said" if getattr(best_item, "speaker", "") else "It was said"
-    when = f" on {_day(best_item.occurred_at)}" if best_item.occurred_at else ""
+    when = f" on {said_day(best_item.occurred_at)}" if best_item.occurred_at else ""
     quote = f'{who}{when}: "{best}"'
     span = _answering_span(question, best, best_item, scope=scope)
     return (f"{span}\n{quote}" if span else quote), best_item
@@ -460,7 +544,7 @@ def _only_past(scope: Scope | None, value: str) -> bool:
 
 
 def _since(fact: Fact) -> str:
-    return f" (since {_day(fact.valid_from)})" if fact.valid_from else ""
+    return f" (since {said_day(fact.valid_from)})" if fact.valid_from else ""
 
 
 def _sentence(facts: list[Fact], *, you: bool) -> str:
@@ -494,6 +578,15 @@ def _history_answer(question: str, rows: list[Fact], *, you: bool, by_id: dict) 
     text = normalize_name(question)
     named = [f for f in rows if normalize_value(f.value) and normalize_value(f.value) in text]
     who = "you" if you else rows[0].subject.name
+    corrected = [f for f in named if _never_true(f)]
+    named = [f for f in named if not _never_true(f)]
+    if corrected and not named:
+        # "Was our warehouse ever Redshift?" when Redshift was said by mistake and corrected
+        wrong = corrected[0]
+        right = next((f for f in rows if f.supersedes_id == wrong.pk), None)
+        line = f"No: {wrong.value} was said by mistake and corrected" + (f" to {right.value}." if right else ".")
+        used = [wrong] + ([right] if right else [])
+        return line, [by_id.get(str(f.public_id)) or _item(f) for f in used]
     if named:
         fact = sorted(named, key=lambda f: (f.valid_from is None, f.valid_from))[0]
         verb = {"lives_in": "lived in", "works_at": "worked at", "role": "were" if you else "was"}.get(fact.attribute, fact.attribute.replace("_", " "))
@@ -501,7 +594,7 @@ def _history_answer(question: str, rows: list[Fact], *, you: bool, by_id: dict) 
             current = _sentence([fact], you=you)
             line = f"Yes: {current[0].lower() + current[1:] if you else current}"
         else:
-            line = f"Yes: {who} {verb} {fact.value} from {_day(fact.valid_from)} to {_day(fact.valid_to)}."
+            line = f"Yes: {who} {verb} {fact.value} from {said_day(fact.valid_from)} to {said_day(fact.valid_to)}."
         return line[0].upper() + line[1:], [by_id.get(str(fact.public_id)) or _item(fact)]
     values = ", ".join(sorted({f.value for f in rows}))
     return f"Not that I know of. What I know: {values}.", [by_id.get(str(f.public_id)) or _item(f) for f in rows[:3]]

@@ -13,16 +13,20 @@ WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 # "Who owns billing?", "who leads the platform team?", "who reports to Priya?": the subject is
 # asked for, by the value of its fact.
 REVERSE_PATTERNS: list[tuple[re.Pattern, tuple[str, ...]]] = [
-    (re.compile(r"^\s*who\s+(?:owns|owned|maintains|maintained|(?:is|was)\s+(?:responsible\s+for|in\s+charge\s+of|the\s+owner\s+of)|"
-                r"took\s+over)\s+(?P<what>.+?)\s*\??$", re.I), ("owns",)),
+    (re.compile(r"^\s*who(?:'s|’s)?\s+(?:owns|owned|maintains|maintained|(?:is|was|'s|’s)?\s*(?:responsible\s+for|in\s+charge\s+of|the\s+owner\s+of)|"
+                r"took\s+over|looks\s+after|looked\s+after|handles|handled|takes\s+care\s+of|(?:is|was)\s+looking\s+after)\s+(?P<what>.+?)\s*\??$", re.I), ("owns", "leads")),
     (re.compile(r"^\s*who\s+(?:leads|led|runs|ran|heads|headed|manages|managed|(?:is|was)\s+(?:the\s+)?(?:lead|head|leader)\s+of)\s+"
                 r"(?P<what>.+?)\s*\??$", re.I), ("leads",)),
     (re.compile(r"^\s*who\s+(?:reports|reported)\s+to\s+(?P<what>.+?)\s*\??$", re.I), ("reports_to",)),
+    # "Who is the iOS lead?", "who's our head of design?": the person whose role it is
+    (re.compile(r"^\s*who(?:'s|’s|\s+is|\s+was)\s+(?:the|our|their)\s+(?P<what>.+?)\s*\??$", re.I), ("role",)),
 ]
 # Asked before the vocabulary of the scope is looked at (question_attributes in answer.py):
 # relations whose words would otherwise match another attribute ("maya's lead" is not leads).
 PRIORITY_PATTERNS: list[tuple[re.Pattern, tuple[str, ...]]] = [
-    (re.compile(r"\b(manager|managers|boss|supervisor|report|reports|reporting|reported|manages|managed)\b|'s\s+lead\b", re.I), ("reports_to",)),
+    # "report(s)" of a person, not "crash reports" or "bug reports" (things that go somewhere)
+    (re.compile(r"\b(manager|managers|boss|supervisor|reporting|reported|manages|managed)\b|(?<!crash )(?<!bug )(?<!error )(?<!expense )"
+                r"(?<!status )\breports?\b|'s\s+lead\b", re.I), ("reports_to",)),
     (re.compile(r"\b(hate|hates|hated|dislike|dislikes|disliked|can'?t stand)\b", re.I), ("dislikes",)),
 ]
 # Question words → the attributes that answer them, most specific first.

@@ -92,6 +92,23 @@ _MONTH_NAMES = "|".join(sorted((m for m in MONTHS if m != "may"), key=len, rever
 _NUM_WORDS = "|".join(sorted(NUMBERS, key=len, reverse=True))
 _FULL_MONTHS = "|".join(name for name in calendar.month_name if name and name != "May")
 
+# The part of a period said before it: early (its first third), mid (the middle one), late (the last).
+_PART = r"(?:in |during |by |of )?(?:the )?(early|earlier in|beginning of|start of|mid|middle of|late|later in|end of)[ -](?:of )?"
+_PARTS = {"early": 0, "earlier in": 0, "beginning of": 0, "start of": 0, "mid": 1, "middle of": 1, "late": 2, "later in": 2, "end of": 2}
+
+
+def _part(start: datetime, end: datetime, word: str) -> tuple[datetime, datetime]:
+    """The first, middle or last third of [start, end): "early 2025" is January to April, "late
+    March 2025" from the 21st (thirds of a year are whole months)."""
+    third = _PARTS[" ".join(word.lower().split())]
+    months = (end.year * 12 + end.month) - (start.year * 12 + start.month)
+    if months >= 3 and months % 3 == 0:
+        step = months // 3
+        return _add_months(start, step * third), _add_months(start, step * (third + 1))
+    span = (end - start) / 3
+    return _day(start + span * third), (_day(start + span * (third + 1)) if third < 2 else end)
+
+
 # Expressions that name a period; each returns (start, end) for a `now`.
 _PERIOD_PATTERNS: list[tuple[re.Pattern, str]] = [
     (re.compile(rf"\b({_MONTH_NAMES}|may)\.? (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b", re.I), "month_day_year"),
@@ -107,6 +124,10 @@ _PERIOD_PATTERNS: list[tuple[re.Pattern, str]] = [
     # A bare season ("plans for the summer") may be ahead: only "last/this summer" or "summer (of) 2024".
     (re.compile(r"\b(last|this) (spring|summer|autumn|fall|winter)\b()", re.I), "season"),
     (re.compile(r"\b()(spring|summer|autumn|fall|winter),? (?:of )?(\d{4})\b", re.I), "season"),
+    # "early 2025", "the end of March 2025", "mid-2024": a part of the period, not the whole (read
+    # as the whole year, "early 2025" asked as the memory stood at the end of December).
+    (re.compile(rf"\b{_PART}({_MONTH_NAMES}|may)\.? (?:of )?(\d{{4}})\b", re.I), "part_month_year"),
+    (re.compile(rf"\b{_PART}((?:19|20)\d{{2}})\b", re.I), "part_year"),
     (re.compile(rf"\b({_MONTH_NAMES}|may)\.? (?:of )?(\d{{4}})\b", re.I), "month_year"),
     (re.compile(rf"\b(?:in|during|since|before|after|until|of) (?:early |late |mid-?)?({_MONTH_NAMES}|may)\b(?! \d)", re.I), "month"),
     # A month named alone must look like one: its full name, capitalised ("what happened in
@@ -174,6 +195,11 @@ def _period(kind: str, match: re.Match, now: datetime) -> tuple[datetime | None,
         if this_start > now or (which == "last" and this_end > now):
             return _add_months(this_start, -12), _add_months(this_end, -12)
         return this_start, this_end
+    if kind == "part_month_year":
+        return _part(*_month_window(int(match.group(3)), MONTHS[match.group(2).lower().rstrip(".")], tz), match.group(1))
+    if kind == "part_year":
+        year = int(match.group(2))
+        return _part(datetime(year, 1, 1, tzinfo=tz), datetime(year + 1, 1, 1, tzinfo=tz), match.group(1))
     if kind == "month_year":
         return _month_window(int(match.group(2)), MONTHS[match.group(1).lower().rstrip(".")], tz)
     if kind == "month":
@@ -265,13 +291,14 @@ def resolve_anchor(window: TimeWindow, *, moved_at: datetime | None) -> TimeWind
     return replace(window, start=moved_at, end=None, anchor="")
 
 
-_PAST_STATE = re.compile(r"\b(did|was|were|used to|had|led|owned|lived|worked|reported)\b", re.I)
+_PAST_STATE = re.compile(r"\b(did|was|were|used to|had|led|owned|lived|worked|reported|ran|held|took|looked after|handled|managed|"
+                         r"maintained|headed|used)\b|^\s*who\s+\w+ed\b", re.I)
 
 
 def as_of_in_question(text: str, *, now: datetime) -> datetime | None:
     """"Where did ada live in August 2026?": a question about a state in the past, at a named
     time, asks as the memory stood then: the end of the named window (before `now`)."""
-    if not _PAST_STATE.search(text) or re.search(r"\b(?:since|after|before|until|till)\b", text, re.I):
+    if not _PAST_STATE.search(text) or re.search(r"\b(?:since|(?<!look )(?<!looks )(?<!looked )(?<!looking )after|before|until|till)\b", text, re.I):
         return None
     window = parse_time(text, now=now)
     if window is None or window.anchor or window.end is None or window.start is None:

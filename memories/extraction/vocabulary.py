@@ -15,6 +15,7 @@ The offline rules use these names always, the model prompts as a recommendation
 corrections read `is_single_valued`; question analysis in `retrieval` maps questions onto them.
 """
 
+import re
 ATTRIBUTES: dict[str, str] = {
     "lives_in": "city or place the subject lives in now",
     "lived_in": "a place the subject used to live in",
@@ -90,6 +91,16 @@ FUNCTION_SYNONYMS = {
     "alerting": "on_call", "errors": "error", "dashboards": "dashboard", "docs": "doc", "documentation": "doc",
     "messaging": "chat", "repos": "code", "repository": "code", "repositories": "code", "git": "code",
     "repo": "code", "designs": "design", "deployments": "deploy", "deploys": "deploy", "monitoring": "dashboard",
+    "alert": "on_call", "alerts": "on_call", "pager": "on_call", "pages": "on_call", "incidents": "on_call",
+    "incident": "on_call", "bug": "ticket", "bugs": "ticket", "deployment": "deploy", "deploying": "deploy",
+    "orchestrator": "orchestration", "orchestrate": "orchestration", "scheduler": "orchestration",
+}  # fmt: skip
+# Function names of more than one word, said as one ("continuous integration" is CI).
+FUNCTION_PHRASES = {
+    "continuous integration": "ci", "continuous delivery": "cd", "continuous deployment": "cd", "ci/cd": "ci",
+    "source control": "code", "version control": "code", "code hosting": "code", "issue tracking": "ticket",
+    "bug tracking": "ticket", "error tracking": "error", "error reporting": "error", "crash reporting": "crash_report",
+    "crash reports": "crash_report", "on call": "on_call",
 }  # fmt: skip
 
 # "Actually, it's Porto, not Lisbon" names no attribute: the extractor says this, and the memory
@@ -139,7 +150,11 @@ def canonical_attribute(attribute: str) -> str:
 def function_key(words: str) -> str:
     """"the billing service" → "payment", "on-call" → "on_call", "CI" → "ci", "dashboards" → "dashboard"."""
     out = []
-    for word in words.lower().replace("-", " ").replace("_", " ").split():
+    words = " ".join(words.lower().replace("-", " ").replace("_", " ").split())
+    for phrase, key in FUNCTION_PHRASES.items():
+        words = re.sub(rf"\b{re.escape(phrase)}\b", key.replace("_", "\u0000"), words)
+    for word in words.split():
+        word = word.replace("\u0000", "_")
         if word in {"the", "our", "a", "an", "my", "for", "of", "team", "team's"} or word in TOOL_WORDS:
             continue
         word = FUNCTION_SYNONYMS.get(word, word)

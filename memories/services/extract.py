@@ -35,7 +35,9 @@ from memoryweb.queue import enqueue
 from memories.extraction import extractors
 from memories.extraction.extractors import Extractor
 from memories.extraction.schemas import ExtractedFact, Extraction, ReconcileDecision
-from memories.extraction.vocabulary import CORRECTION_ATTRIBUTE, CORRECTS_CURRENT, REPLACEMENT_ATTRIBUTE, canonical_attribute
+from memories.extraction.vocabulary import (
+    CORRECTION_ATTRIBUTE, CORRECTS_CURRENT, REPLACEMENT_ATTRIBUTE, SINGLE_VALUED_SUFFIXES, canonical_attribute,
+)
 from memories.models import EmbeddingTarget, Episode, EpisodeStatus, EntityKind, Fact, FactStatus, Mention, MentionRole, Review, Scope
 from memories.normalize import normalize_value
 from memories.services.reconcile import FactChange, NewFact, active_candidates, fact_reconcile, same_value
@@ -229,6 +231,7 @@ def _extract(episode: Episode, extractor: Extractor) -> ExtractionOutcome:
                 extracted = _replacement_placed(extracted, scope=scope, resolver=resolver, subjects=[speaker_entity, team_entity])
             new = _resolved(extracted, resolver=resolver, default_from=default_from, said_at=episode.occurred_at,
                             importance=extraction.importance)
+            new.attribute = _attribute_aligned(scope=scope, new=new)
             if new.corrects == CORRECTS_CURRENT:  # "Correction: the offsite is in Porto": the current value was wrong
                 new.corrects = _current_value(scope=scope, new=new)
             elif new.corrects:
@@ -267,6 +270,45 @@ def _replacement_placed(extracted: ExtractedFact, *, scope: Scope, resolver: Res
         if fact is not None:
             return extracted.model_copy(update={"subject": fact.subject.name, "attribute": fact.attribute})
     return extracted.model_copy(update={"attribute": "uses", "previous_value": None})
+
+
+# Words that make one event or thing another, not a fuller name of it: "the 2026 offsite" is not
+# "the offsite" of 2025, but "the data warehouse" is "the warehouse".
+_DISTINGUISHING = re.compile(r"^(?:\d+|spring|summer|autumn|fall|winter|next|last|new|old|first|second|third|q[1-4]|h[12])$")
+
+
+def _attribute_aligned(*, scope: Scope, new: NewFact) -> str:
+    """One thing said in fewer or more words is one attribute: "the offsite will be in Salzburg"
+    after "the winter offsite is in Innsbruck" is winter_offsite_place; "the catalog launch
+    slipped to 6 October" after "the data catalog launch is on 15 September" is
+    data_catalog_launch_date; "the warehouse" after "our data warehouse" is data_warehouse_tool;
+    "Ferry Wallet moved to 4 November" after "the Ferry Wallet launch is set for 14 October" is
+    ferry_wallet_launch_date. Only within a family of single-valued attributes (…_place, …_tool,
+    …_date …) of the same subject, when one attribute's words begin or end the other's; a longer name with a year, a season or
+    "next" in front names another event ("the 2026 offsite")."""
+    attribute = new.attribute
+    if not attribute.endswith(SINGLE_VALUED_SUFFIXES):
+        return attribute
+    words = attribute.split("_")
+    held = list(Fact.objects.in_scope(scope).filter(subject=new.subject, status=FactStatus.ACTIVE, attribute__endswith="_" + words[-1])
+                .order_by("-valid_from", "-id").values_list("attribute", flat=True)[:200])
+    if attribute in held:
+        return attribute
+    for other in dict.fromkeys(held):
+        mine, theirs = words[:-1], other.split("_")[:-1]
+        shorter, longer = sorted([mine, theirs], key=len)
+        if not shorter or len(shorter) == len(longer):
+            continue
+        if longer[-len(shorter):] == shorter:
+            extra = longer[: -len(shorter)]  # "the offsite" of "the winter offsite"
+        elif longer[: len(shorter)] == shorter:
+            extra = longer[len(shorter):]  # "Ferry Wallet" of "the Ferry Wallet launch"
+        else:
+            continue
+        if len(mine) > len(theirs) and any(_DISTINGUISHING.match(w) for w in extra):
+            continue
+        return other
+    return attribute
 
 
 def _corrected_attribute(*, scope: Scope, new: NewFact) -> str:
@@ -327,19 +369,24 @@ def _correction_placed(extracted: ExtractedFact, *, scope: Scope, resolver: Reso
             if found is not None:
                 candidates.append(found)
             continue
-        fact = (Fact.objects.in_scope(scope).filter(subject=subject, status=FactStatus.ACTIVE, value_normalized=wrong)
-                .order_by("-valid_from", "-id").first())
-        if fact is not None:
+        active = Fact.objects.in_scope(scope).filter(subject=subject, status=FactStatus.ACTIVE)
+        fact = (active.filter(value_normalized=wrong).order_by("-valid_from", "-id").first()
+                or active.filter(value_normalized__regex=rf"^{re.escape(wrong)},? \d{{4}}$").order_by("-valid_from", "-id").first())
+        if fact is not None:  # "not 2 December" of "2 December 2026" too: a date said without its year
             candidates.append(fact)
             break
     if current and candidates:
         candidates = [max(candidates, key=lambda f: (f.source_episode.occurred_at, f.source_episode_id, f.id))]  # the latest said
     for fact in candidates[:1]:
         if fact is not None:
-            sentence = fact.sentence.replace(fact.value, extracted.value) if fact.value in fact.sentence else extracted.sentence
+            value = extracted.value
+            if year := re.fullmatch(r".*?(,? \d{4})", fact.value):
+                if not current and not re.search(r"\d{4}", value) and fact.value.lower().startswith((extracted.corrects or "").lower()):
+                    value += year[1]  # "9 December, not 2 December" of "2 December 2026": the same year
+            sentence = fact.sentence.replace(fact.value, value) if fact.value in fact.sentence else extracted.sentence
             return extracted.model_copy(update={
-                "subject": fact.subject.name, "attribute": fact.attribute, "sentence": sentence, "corrects": fact.value,
-                "object_entity": extracted.value if fact.object_entity_id else None,
+                "value": value, "subject": fact.subject.name, "attribute": fact.attribute, "sentence": sentence, "corrects": fact.value,
+                "object_entity": value if fact.object_entity_id else None,
                 "object_kind": fact.object_entity.kind if fact.object_entity_id else "other",
             })
     return None

@@ -46,7 +46,7 @@ def test_without_a_fact_the_first_line_is_the_span_then_the_quote(say):
     assert not Fact.objects.in_scope(say.cast.scope_a).filter(value="Buildkite").exists()
     reply = lines(say, "Which CI tool do builds go through?")
     assert reply[0] == "Buildkite"
-    assert reply[1].startswith('tomasz said on 2025-03-02: "Heads up')
+    assert reply[1].startswith('tomasz said on 2 March 2025: "Heads up')
 
 
 def test_the_old_value_in_the_sentence_is_not_the_span(say):

@@ -21,12 +21,12 @@ def test_where_do_i_live_puts_new_york_first(scenario):
     # The old home is not an answer to the present tense.
     assert all(not (i.kind == "fact" and i.value == "San Francisco" and i.status == "superseded") for i in result.items)
     reply = answer(scope=scenario.scope_a, question="Where do I live?", speaker="ankesh", now=NOW)
-    assert reply.text.startswith("You live in New York (since 2025-04-20")
+    assert reply.text.startswith("You live in New York (since 20 April 2025")
 
 
 def test_did_i_ever_live_in_san_francisco_says_yes_with_the_interval(scenario):
     reply = answer(scope=scenario.scope_a, question="Did I ever live in San Francisco?", speaker="ankesh", now=NOW)
-    assert reply.text == "Yes: you lived in San Francisco from 2024-04-02 to 2025-04-20."
+    assert reply.text == "Yes: you lived in San Francisco from 2 April 2024 to 20 April 2025."
     result = recall(scope=scenario.scope_a, query="Did I ever live in San Francisco?", speaker="ankesh", now=NOW)
     old = [i for i in result.items if i.kind == "fact" and i.value == "San Francisco"]
     assert old and old[0].status == "superseded" and old[0].valid_to is not None

@@ -104,7 +104,7 @@ def test_without_a_fact_the_answer_is_the_evidence_s_answering_span(team):
     reply = ask(team, "Which on-call tool do we use?")
     first, quote = reply.text.split("\n", 1)
     assert first == "PagerDuty"  # the value first, then the evidence
-    assert quote.startswith('tomasz said on 2025-02-04: "PagerDuty is what we page people with for on-call')
+    assert quote.startswith('tomasz said on 4 February 2025: "PagerDuty is what we page people with for on-call')
     assert "I found no fact" not in reply.text
     assert len(reply.citations) == 1
 

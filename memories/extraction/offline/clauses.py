@@ -12,11 +12,12 @@ from memories.extraction.vocabulary import CORRECTS_CURRENT
 
 MAX_CLAUSE_CHARS = 400  # longer "clauses" are run-ons or pasted data, not statements
 _DISCOURSE = re.compile(
-    r"^(?:(?:oh|ah|well|so|and|but|also|yeah|yes|yep|no|ok|okay|um|uh|hey|anyway|anyways|btw|by the way|"
+    r"^(?:(?:oh|ah|well|so|and|but|also|yeah|yes|yep|no|ok|okay|um|uh|hey|(?:hi|hello|hey|hiya|hola)(?:\s+(?:all|everyone|everybody|team|folks|there|y'?all))?|anyway|anyways|btw|by the way|"
     r"actually|honestly|guess what|fun fact|plus|then|lol|haha|wow|oh well|of course|besides|however|"
     r"anyhow|in fact|as you know|you know|speaking of which|news|big news|update|correction|to correct myself|sorry|"
     r"i mean|i meant|wait|my mistake|my bad|scratch that|i was wrong|i misspoke|oops|let me correct that|to correct that|"
-    r"to clarify|to be clear)\b[\s,:!.-]*)+",
+    r"that is wrong|that was wrong|that is not right|that is incorrect|i got that wrong|i had that wrong|"
+    r"to clarify|to be clear|these days|nowadays|currently|at the moment|right now|for now|as of (?:now|today)|as things stand)\b[\s,:!.-]*)+",
     re.I,
 )
 
@@ -25,9 +26,20 @@ _DISCOURSE = re.compile(
 # offsite is in Porto", "Sorry, I meant Porto"). Not "actually" alone: chat says it all the time.
 _CORRECTION_MARK = re.compile(
     r"^(?:correction|to correct myself|to correct that|sorry,?\s+i meant|sorry,?\s+correction|i meant|my mistake|my bad|scratch that|"
-    r"i was wrong|i misspoke|oops|no wait|wait,?\s+no|let me correct that)\b",
+    r"i was wrong|i misspoke|oops|no wait|wait,?\s+no|let me correct that|that is wrong|that was wrong|that is not right|"
+    r"that is incorrect|i got that wrong|i had that wrong)\b",
     re.I,
 )
+
+
+_WRONG_ABOUT = re.compile(
+    r"^(?:(?:sorry|oops|correction)[\s,:!-]*)?(?:i was wrong|i got it wrong|i was mistaken|i misspoke|my mistake|my bad|i made a mistake|"
+    r"correction|scratch what i said)\s+(?:about|on|regarding|with)\s+(?P<wrong>[^,;:]{1,40}?)\s*[,;:.-]+\s*(?P<rest>\S.+)$",
+    re.I,
+)
+
+
+_ONLY_DATED = re.compile(r"\S+(?:\s+\S+)?\s+(?:was|were|is)", re.I)
 
 
 def normalise(text: str) -> str:
@@ -91,7 +103,8 @@ _SUBJECT_START = r"(?:i|we|he|she|my)\b"
 _CLAUSE_SPLIT = re.compile(
     rf";|\s+-+\s+|,?\s+(?:and|but|so|because|although|though|while|whereas|since|plus|and then|and now|but now)\s+(?={_SUBJECT_START})"
     rf"|,\s+(?={_SUBJECT_START})|,?\s+(?:and|and then|and also|then)\s+(?={PREDICATE_VERBS}\b)"
-    r"|,\s+(?:which|who|where|so|but)\b",
+    r"|,\s+(?:which|who|where|so|but)\b|,\s+(?=(?:based|living|located)\s+in\b)"
+    r"|,\s+(?=(?-i:[A-Z])\w+(?:\s+(?-i:[A-Z])\w+)?\s+(?:is|was|were|are|has|had)\b)",
     re.I,
 )
 
@@ -104,7 +117,13 @@ def read_sentence(sentence: str, ctx: Context) -> None:
     typed_lowercase = not re.search(r"[A-Z]", re.sub(r"\bI\b", "", sentence))
     pieces = [p.strip(" ,") for p in _CLAUSE_SPLIT.split(sentence) if p and p.strip(" ,")]
     clauses = []
-    correcting = bool(_CORRECTION_MARK.match(_DISCOURSE_LEAD.sub("", sentence)))
+    correcting: str | None = CORRECTS_CURRENT if _CORRECTION_MARK.match(_DISCOURSE_LEAD.sub("", sentence)) else None
+    if about := _WRONG_ABOUT.match(_DISCOURSE_LEAD.sub("", sentence)):
+        # "I was wrong about Porto, the offsite is in Braga": the wrong value is said up front
+        correcting = about["wrong"].strip(" .")
+        if re.match(r"(?:the|my|our|that|this|it)\b", correcting, re.I):
+            correcting = CORRECTS_CURRENT  # "I was wrong about the time: …" names the thing, not the value
+        pieces = [p.strip(" ,") for p in _CLAUSE_SPLIT.split(about["rest"]) if p and p.strip(" ,")]
     for piece in pieces:
         piece = _DISCOURSE.sub("", piece).strip(" ,")
         if not piece or len(piece) > MAX_CLAUSE_CHARS:
@@ -112,10 +131,14 @@ def read_sentence(sentence: str, ctx: Context) -> None:
         clause = Clause(text=team_said_as_we(piece, ctx), typed_lowercase=typed_lowercase)
         correction_taken(clause)
         if correcting and not clause.corrects:
-            clause.corrects = CORRECTS_CURRENT
+            clause.corrects = correcting
         if due_date(clause.text, clause, ctx):  # "the launch is on 12 May": the date is the value
             continue
+        event_at = ctx.event_at
         clause.text, clause.valid_from = take_dates(clause.text, ctx)
+        if _ONLY_DATED.fullmatch(clause.text.strip(" ,")):
+            # "…, Split was last year": the date is another thing's, not this text's or its facts'
+            ctx.event_at, clause.valid_from = event_at, None
         clauses.append(clause)
     # One date in a sentence ("Last week, I moved to Boston and started at MIT") covers its clauses.
     dates = {c.valid_from for c in clauses if c.valid_from}

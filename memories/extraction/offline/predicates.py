@@ -21,6 +21,24 @@ _PARTICIPLES = (
 )
 
 
+# The perfect's participles whose simple past differs: the rules read the verb group in one form
+# ("have chosen" / "chose", "has taken over" / "took over", "have run" / "ran").
+_IRREGULAR = {
+    "chosen": "chose", "taken": "took", "given": "gave", "gone": "went", "begun": "began", "written": "wrote",
+    "become": "became", "spoken": "spoke", "driven": "drove", "shown": "showed", "grown": "grew", "done": "did",
+    "run": "ran", "come": "came", "undertaken": "undertook", "overtaken": "overtook", "forgotten": "forgot",
+}  # fmt: skip
+_IRREGULAR_RE = "(?:" + "|".join(_IRREGULAR) + ")"
+
+
+def _simple_past(text: str) -> str:
+    """"chosen Parquet as …" → "chose Parquet as …": the participle after a dropped "have" in its
+    simple-past form (regular verbs are the same)."""
+    first, _, rest = text.partition(" ")
+    past = _IRREGULAR.get(first.lower())
+    return f"{past} {rest}".strip() if past else text
+
+
 def _prepare(text: str, *, first_person: bool) -> Predicate | None:
     pred = Predicate(text=" ".join(text.split()))
     t = pred.text
@@ -30,8 +48,8 @@ def _prepare(text: str, *, first_person: bool) -> Predicate | None:
     elif m := re.match(r"^had\s+been\b\s*", t, re.I):
         t = "was " + t[m.end() :]
     t = _FILLERS.sub("", t).strip()
-    if m := re.match(rf"^(?:have|has|had)\s+(?={_PARTICIPLES}\b)", t, re.I):
-        t, pred.perfect = t[m.end() :], True
+    if m := re.match(rf"^(?:have|has|had)\s+(?={_PARTICIPLES}\b|(?!\w*eed\b)\w{{3,}}ed\b|{_IRREGULAR_RE}\b)", t, re.I):
+        t, pred.perfect = _simple_past(t[m.end() :]), True
     if re.search(r"\s+(?:any ?more|any longer)$", t, re.I):
         t, pred.negated, pred.no_longer = re.sub(r"\s+(?:any ?more|any longer)$", "", t, flags=re.I), True, True
     if m := re.match(r"^(am|is|are|was)\s+no longer\s+", t, re.I):

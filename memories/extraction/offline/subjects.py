@@ -6,7 +6,7 @@ import re
 from memories.extraction.offline.context import Clause, Context
 from memories.extraction.offline.facts import fact_add, relation_sentence
 from memories.extraction.offline.predicates import predicate_read
-from memories.extraction.offline.rules.team import decision_said, our_detail, recurring, time_value
+from memories.extraction.offline.rules.team import TEAM_THINGS, decision_said, our_detail, recurring, singular, time_value
 from memories.extraction.vocabulary import CORRECTION_ATTRIBUTE, CORRECTS_CURRENT
 from memories.extraction.offline.values import cut_value, job_title, plain_value, proper_name, snake_case
 from memories.extraction.offline.words import NAME, NOT_NAMES, PET_RE, PETS, PREDICATE_VERBS, RELATION_RE, RELATIONS
@@ -48,8 +48,14 @@ def team_said_as_we(text: str, ctx: Context) -> str:
     if not m or (m[0][:1].islower() and not m[0].lower().startswith(("the ", "our "))):
         return text
     rest = m["rest"]
+    adverb = re.match(r"(?:(?:now|also|just|still|recently|finally|officially|already|currently|actually)\s+)+", rest, re.I)
+    if adverb and not m["poss"] and len(rest.split()) > len(adverb[0].split()):
+        rest = rest[adverb.end():]  # "the team now uses …": the verb after the adverb
     first = rest.split()[0].lower()
-    if m["poss"] or (first not in _PREDICATE_STARTS and not first.endswith("ed")):
+    second = (rest.split()[1:2] or [""])[0].lower()
+    # "the team tracks bugs …": a verb in -s, since a noun in -s would be followed by one ("the team budgets are …")
+    verb_s = first.endswith("s") and not first.endswith("ss") and second not in _PREDICATE_STARTS | {"", "of", "for"}
+    if m["poss"] or (first not in _PREDICATE_STARTS and not first.endswith("ed") and not verb_s):
         return f"our {rest}"
     return "we " + re.sub(r"\b(?:its|their)\b", "our", rest, flags=re.I)
 
@@ -57,8 +63,8 @@ def team_said_as_we(text: str, ctx: Context) -> str:
 def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> str | None:
     """Facts from one clause; returns its subject, which a following subjectless clause inherits."""
     text = clause.text
-    if ctx.team and re.match(r"^(?:the|our)\s+[\w\- ]{1,40}?\s+will be\s+(?:in|at|on)\s+", text, re.I):
-        text = re.sub(r"\s+will be\s+", " is ", text, count=1)  # "the 2026 offsite will be in Tirana": a team's event, as set
+    if ctx.team and re.match(r"^(?:the|our)\s+[\w\- ]{1,40}?\s+will (?:be(?: held)?|take place|happen)\s+(?:in|at|on)\s+", text, re.I):
+        text = re.sub(r"\s+will (?:be(?: held)?|take place|happen)\s+", " is ", text, count=1)  # "the 2026 offsite will be in Tirana": a team's event, as set
     decided = re.search(r"\b(?:decided|agreed|decision|resolved|voted|concluded)\b", text, re.I)
     if not decided and re.search(r"\bnever\b|\bif\b|\bwould\b|\bwill\b|\bmight\b|\bcould\b|\bshould\b|\bwant(?:s|ed)? to\b|\bhope\b|\bwish\b", text, re.I):
         return previous_subject  # plans, wishes and hypotheticals are not facts (a decision about the future is one)
@@ -69,6 +75,11 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
         value = plain_value(m["value"])
         if value:
             fact_add(ctx, clause, ctx.speaker, f"favorite_{snake_case(m['what'])}", value)
+        return ctx.speaker
+    if cleft := _CLEFT.match(text):  # "Sentry is what we use for errors" → "we use Sentry for errors"
+        if said := _CLEFT_REST.match(cleft["rest"]):
+            text = f"{said['subj']} {said['verb']} {cleft['x']} {said['prep']}{said['tail']}"
+    if _introduction(text, clause, ctx):
         return ctx.speaker
     if (m := re.match(r"^(?:we|us|our team|the team)\s+(?P<rest>.+)$", text, re.I)) and (ctx.team or m[0].lower().startswith(("we ", "us "))):
         predicate_read(m["rest"], ctx.we, clause, ctx, first_person=True)
@@ -84,7 +95,10 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
     # "the offsite is in Lisbon", "the repo is hosted on GitHub", "Standup is at 10:00": a team thing's detail
     if ctx.team and (m := re.match(r"^the\s+(?P<rest>.+)$", text, re.I)) and our_detail(m["rest"], clause, ctx, the=True):
         return ctx.we
-    if ctx.team and text[:1].isupper() and text.split()[0].lower() not in NOT_NAMES and our_detail(text[0].lower() + text[1:], clause, ctx, the=True):
+    if not text.strip():
+        return previous_subject
+    bare_thing = singular(text.split()[0]).lower() in TEAM_THINGS  # "standup has moved …", after "my mistake:" too
+    if ctx.team and (text[:1].isupper() or bare_thing) and text.split()[0].lower() not in NOT_NAMES and our_detail(text[0].lower() + text[1:], clause, ctx, the=True):
         return ctx.we
     # "Actually, it's Porto, not Lisbon": the speaker's fact whose value is Lisbon, corrected.
     # "Sorry, I meant Porto, not Lisbon": the right value alone.
@@ -94,7 +108,8 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
         fact_add(ctx, clause, ctx.speaker, CORRECTION_ATTRIBUTE, bare, sentence=f"{ctx.speaker}: {bare}{wrong}.")
         return ctx.speaker
     if clause.corrects and (m := re.match(r"^(?:it|that)\s+(?:is|was)\s+(?:actually\s+)?(?:in\s+|at\s+)?(?P<right>.+)$", text, re.I)):
-        right = time_value(m["right"]) or proper_name(cut_value(m["right"]), clause) or plain_value(m["right"])
+        m_right = re.sub(r"\s+(?:that\s+|which\s+)?(?:we|i|they|you|he|she)\s+\w+.*$", "", m["right"], flags=re.I)  # "it's Figma we use now"
+        right = time_value(m_right) or proper_name(cut_value(m_right), clause) or plain_value(m_right)
         if right:
             fact_add(ctx, clause, ctx.speaker, CORRECTION_ATTRIBUTE, right, sentence=f"{ctx.speaker}: {right}, not {clause.corrects}.")
         return ctx.speaker
@@ -102,7 +117,7 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
         _possessive(m["rest"], clause, ctx)
         return ctx.speaker
     # "Alma is my boss", "Greta is now my manager": the speaker reports to them
-    if m := re.match(rf"^(?P<who>{NAME}(?:\s+{NAME})?)\s+(?:is|has been)\s+(?:now\s+|still\s+)?my\s+(?:new\s+)?(?:line\s+)?(?:manager|boss|supervisor|lead)$", text):
+    if m := re.match(rf"^(?P<who>{NAME}(?:\s+{NAME})?)\s+(?:is|has been|became|has become)\s+(?:now\s+|still\s+)?my\s+(?:new\s+)?(?:line\s+)?(?:manager|boss|supervisor|lead)$", text):
         if m["who"].split()[0].lower() not in NOT_NAMES:
             fact_add(ctx, clause, ctx.speaker, "reports_to", m["who"], obj=m["who"], obj_kind="person")
             ctx.subject_kinds.setdefault(m["who"], "person")
@@ -122,6 +137,11 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
                 ctx.subject_kinds.setdefault(name, "person")
             return name
         return None
+    if previous_subject and (m := re.match(r"^(?:based|living|located)\s+in\s+(?P<place>.+)$", text, re.I)):
+        place = proper_name(cut_value(m["place"]), clause)  # "I'm the backend person, based in Tbilisi"
+        if place:
+            fact_add(ctx, clause, previous_subject, "lives_in", place, obj=place, obj_kind="place", confidence=0.8)
+        return previous_subject
     if previous_subject and re.match(rf"^{PREDICATE_VERBS}\b", text, re.I):
         # "… and started at Stripe": the subject carries over.
         predicate_read(text, previous_subject, clause, ctx, first_person=previous_subject == ctx.speaker)
@@ -129,9 +149,46 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
     return None
 
 
+_CLEFT = re.compile(r"^(?P<x>.+?)\s+(?:is|was|are|has been)\s+what\s+(?P<rest>(?:we|i|the team|our team)\s+.+)$", re.I)
+_CLEFT_REST = re.compile(r"^(?P<subj>we|i|the team|our team)\s+(?P<verb>(?:\w+\s+){0,2}?\w+)\s+(?P<prep>for|on|in|with|to|as)\b(?P<tail>.*)$", re.I)
+_INTRO = re.compile(rf"^(?:(?:i am|this is|it is)\s+(?P<name>{NAME})|(?P<name2>{NAME})(?P<here>\s+here)?)\s*,\s*(?P<rest>.+)$", re.I)
+
+
+def _introduction(text: str, clause: Clause, ctx: Context) -> bool:
+    """A speaker introducing themself with appositions: "I'm Priyanka, the new engineering
+    manager, based in Pune", "Greta, head of design, in Copenhagen", "Carmen here, Android
+    engineer, living in Zaragoza": each apposition is a fact of the speaker (a role, a home)."""
+    m = _INTRO.match(text)
+    if not m:
+        return False
+    name = m["name"] or m["name2"]
+    if m["name2"] and not m["here"] and name.casefold() != ctx.speaker.casefold():
+        return False  # "Greta, …" said by someone else is an address, not an introduction
+    found = False
+    for part in re.split(r"\s*,\s*|\s+and\s+", m["rest"]):
+        part = part.strip(" .")
+        if where := re.match(r"^(?:(?:based|living|located|settled|working)\s+)?(?:in|from)\s+(?P<place>.+)$", part, re.I):
+            place = proper_name(cut_value(where["place"]), clause)
+            if place and not part.lower().startswith("from"):
+                fact_add(ctx, clause, ctx.speaker, "lives_in", place, obj=place, obj_kind="place", confidence=0.8)
+                found = True
+        elif re.match(r"^i\s", part, re.I):
+            found = predicate_read(part[2:], ctx.speaker, clause, ctx, first_person=True) or found
+        elif role := job_title(part, strict=True) or (job_title(part) if re.match(r"^(?:the\s+)?(?:head|director|vp|lead|manager)\s+of\s+\w", part, re.I) else None):
+            fact_add(ctx, clause, ctx.speaker, "role", role, confidence=0.8)
+            found = True
+    return found
+
+
 def _possessive(rest: str, clause: Clause, ctx: Context) -> None:
     """Clauses starting with "my": relations, pets, and "my X is Y" details of the speaker."""
     me = ctx.speaker
+    rest = re.sub(r"^(\w+(?:\s+\w+)?)\s+is\s+(?:now|still)\s+", r"\1 is ", rest, count=1)  # "my manager is now Greta"
+    # "my manager changed from Priya to Greta"
+    if m := re.match(rf"^(?:new\s+)?(?:line\s+)?(?:manager|boss|supervisor|lead)\s+(?:has\s+)?(?:changed|switched|went)\s+from\s+(?P<a>{NAME})\s+to\s+(?P<b>{NAME})$", rest, re.I):
+        fact_add(ctx, clause, me, "reports_to", m["b"], obj=m["b"], obj_kind="person", previous=m["a"])
+        ctx.subject_kinds.setdefault(m["b"], "person")
+        return
     # "my dog Rex", "my dog's name is Rex", "my cat is called Miso"
     if m := re.match(
         rf"^(?:(?:new|little|old|sweet|cute)\s+)?(?P<kind>{PET_RE})"

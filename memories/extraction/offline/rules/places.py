@@ -42,7 +42,7 @@ def rule_move(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
 def rule_live(pred: Predicate, subject: str, clause: Clause, ctx: Context, confidence: float) -> bool:
     m = re.match(
         r"^(?P<verb>live|lives|living|lived|used to live|am living|is living|are living|was living|reside|resides|"
-        r"residing|am based|is based|are based|based|am staying|is staying|stay|stays|am settled|settled)\s+in\s+(?P<place>.+)$",
+        r"residing|am based|is based|are based|based|am staying|is staying|stay|stays|am settled|settled)\s+(?:in|out of)\s+(?P<place>.+)$",
         pred.text,
         re.I,
     )

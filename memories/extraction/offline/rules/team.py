@@ -13,15 +13,15 @@ from datetime import datetime
 from memories.extraction.offline.context import Clause, Context, Predicate
 from memories.extraction.offline.facts import fact_add
 from memories.extraction.offline.values import cut_value, plain_value, proper_name, snake_case
-from memories.extraction.offline.words import NAME
-from memories.extraction.vocabulary import REPLACEMENT_ATTRIBUTE, TOOL_WORDS, canonical_attribute, tool_attribute
+from memories.extraction.offline.words import NAME, NOT_NAMES
+from memories.extraction.vocabulary import REPLACEMENT_ATTRIBUTE, TOOL_WORDS, canonical_attribute, function_key, tool_attribute
 
 # A function is a few plain words ("the billing service", "tickets", "CI", "on-call").
 _FUNCTION = r"(?P<fn>(?:the\s+|our\s+|my\s+)?[\w][\w\-]*(?:\s+[\w][\w\-]*){0,3}?)"
 _NOT_A_FUNCTION = {"my", "his", "her", "their", "your", "family", "kids", "house", "home", "in", "back", "out", "away", "here"}
 _OWN = r"own|owns|owned|maintain|maintains|am responsible for|is responsible for|are responsible for|am in charge of|is in charge of|" \
        r"are in charge of|took over|have taken over|has taken over|am the owner of|is the owner of|are the owners of"
-_LEAD = r"lead|leads|run|runs|head|heads|manage|manages|am the lead of|is the lead of|am the head of|is the head of"
+_LEAD = r"lead|leads|led|run|runs|ran|head|heads|headed|manage|manages|managed|am the lead of|is the lead of|am the head of|is the head of"
 
 
 def _tool(value: str, clause: Clause) -> str | None:
@@ -44,6 +44,7 @@ _KNOWN_FUNCTIONS = frozenset(
     "crash reports testing tests "
     "deploys deployments deploy auth sso calendar video email".split()
 )
+_KNOWN_KEYS = frozenset(function_key(f) for f in _KNOWN_FUNCTIONS) - {""}
 # Things a team has whose "the X is Y" is a fact of the team: where, when, how much, who.
 TEAM_THINGS = frozenset(
     "offsite off-site onsite standup stand-up retro retrospective planning meeting meetings sync all-hands kickoff "
@@ -54,7 +55,8 @@ TEAM_THINGS = frozenset(
 
 def known_function(fn: str) -> bool:
     words = [w for w in fn.lower().split() if w not in {"the", "our", "my", "team", "team's"}]
-    return bool(words) and (" ".join(words) in _KNOWN_FUNCTIONS or words[-1] in _KNOWN_FUNCTIONS or words[-1] in TOOL_WORDS)
+    return bool(words) and (" ".join(words) in _KNOWN_FUNCTIONS or words[-1] in _KNOWN_FUNCTIONS or words[-1] in TOOL_WORDS
+                            or function_key(" ".join(words)) in _KNOWN_KEYS)
 
 
 def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confidence: float) -> bool:
@@ -65,6 +67,11 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
         return False
     if not ctx.team:
         return _reports_to(t, subject, clause, ctx, confidence)
+    # "Jira was replaced by Linear": the subject is the old tool, the team the one that switched
+    if (m := re.match(r"^(?:was|were|is|has been|got|have been)\s+replaced\s+(?:by|with)\s+(?P<b>.+)$", t, re.I)) and subject[:1].isupper():
+        new = _tool(m["b"], clause)
+        if new and new[:1].isupper():
+            return _replaced(ctx, clause, ctx.we, subject, new, confidence)
     # "switched the billing service from Stripe to Adyen", "migrated CI from Jenkins to GitHub Actions"
     if m := re.match(rf"^(?:switched|migrated|moved|changed|swapped|transitioned)\s+(?:over\s+)?{_FUNCTION}\s+from\s+(?P<a>.+?)\s+(?:to|over to)\s+(?P<b>.+)$", t, re.I):
         old, new = _tool(m["a"], clause), _tool(m["b"], clause)
@@ -77,21 +84,9 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
         if old and new and _function_ok(m["fn"]):
             fact_add(ctx, clause, subject, tool_attribute(m["fn"]), new, obj=new, obj_kind="organization", previous=old, confidence=confidence)
             return True
-    # "replaced New Relic with Honeycomb", "dropped Crashlytics for Sentry": the function is the old tool's
-    if m := re.match(r"^(?:replaced|swapped out|swapped)\s+(?P<a>.+?)\s+(?:with|for)\s+(?P<b>.+)$|^(?:dropped|ditched)\s+(?P<a2>.+?)\s+(?:for|in favou?r of)\s+(?P<b2>.+)$", t, re.I):
-        old, new = _tool(m["a"] or m["a2"], clause), _tool(m["b"] or m["b2"], clause)
-        if old and new and old[:1].isupper() and new[:1].isupper():
-            fact_add(ctx, clause, subject, REPLACEMENT_ATTRIBUTE, new, obj=new, obj_kind="organization", previous=old, confidence=confidence,
-                     sentence=f"{subject} uses {new} instead of {old}.")
-            return True
-    # "moved the CI to Buildkite": a known function switched, the old tool not said
-    if m := re.match(rf"^(?:switched|migrated|moved|changed|swapped|transitioned)\s+(?:over\s+)?{_FUNCTION}\s+(?:over\s+)?to\s+(?P<b>.+)$", t, re.I):
-        new = _tool(m["b"], clause)
-        if new and new[:1].isupper() and _function_ok(m["fn"]) and known_function(m["fn"]):
-            fact_add(ctx, clause, subject, tool_attribute(m["fn"]), new, obj=new, obj_kind="organization", confidence=confidence)
-            return True
-    # "switched from Linear to Jira for tickets", "replaced PagerDuty with Opsgenie for on-call"
-    if m := re.match(r"^(?:switched|migrated|moved|changed)\s+from\s+(?P<a>.+?)\s+to\s+(?P<b>.+?)\s+(?:for|as)\s+(?P<fn>.+)$", t, re.I) or re.match(
+    # "switched from Linear to Jira for tickets", "replaced PagerDuty with Opsgenie for on-call": the function said
+    # (before the shapes below that would take "Opsgenie for on-call" as the new tool)
+    if m := re.match(r"^(?:switched|migrated|moved|changed|gone|went)\s+from\s+(?P<a>.+?)\s+to\s+(?P<b>.+?)\s+(?:for|as)\s+(?P<fn>.+)$", t, re.I) or re.match(
         r"^(?:replaced|swapped)\s+(?P<a>.+?)\s+(?:with|for)\s+(?P<b>.+?)\s+(?:for|as|on)\s+(?P<fn>.+)$", t, re.I
     ):
         old, new = _tool(m["a"], clause), _tool(m["b"], clause)
@@ -99,8 +94,35 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
             fact_add(ctx, clause, subject, tool_attribute(cut_value(m["fn"])), new, obj=new, obj_kind="organization", previous=old,
                      confidence=confidence)
             return True
+    # "replaced New Relic with Honeycomb", "dropped Crashlytics for Sentry", "left Slack for Zulip": the function is the old tool's
+    if m := re.match(r"^(?:replaced|swapped out|swapped)\s+(?P<a>.+?)\s+(?:with|for)\s+(?P<b>.+)$"
+                     r"|^(?:dropped|ditched|left|quit|abandoned|retired|moved away from|moved off|switched away from)\s+(?P<a2>.+?)\s+(?:for|in favou?r of)\s+(?P<b2>.+)$", t, re.I):
+        old, new = _tool(m["a"] or m["a2"], clause), _tool(m["b"] or m["b2"], clause)
+        if old and new and old[:1].isupper() and new[:1].isupper():
+            return _replaced(ctx, clause, subject, old, new, confidence)
+    # "moved the CI to Buildkite": a known function switched, the old tool not said
+    if m := re.match(rf"^(?:switched|migrated|moved|changed|swapped|transitioned)\s+(?:over\s+)?{_FUNCTION}\s+(?:over\s+)?to\s+(?P<b>.+)$", t, re.I):
+        new = _tool(m["b"], clause)
+        if new and new[:1].isupper() and _function_ok(m["fn"]) and known_function(m["fn"]):
+            fact_add(ctx, clause, subject, tool_attribute(m["fn"]), new, obj=new, obj_kind="organization", confidence=confidence)
+            return True
+    # "switched to Linear for tickets", "have migrated to Grafana for dashboards"
+    if m := re.match(r"^(?:switched|migrated|moved|changed|gone|went)\s+(?:over\s+)?to\s+(?P<b>.+?)\s+(?:for|as)\s+(?P<fn>.+)$", t, re.I):
+        new, fn = _tool(m["b"], clause), cut_value(m["fn"])
+        if new and new[:1].isupper() and _function_ok(fn):
+            fact_add(ctx, clause, subject, tool_attribute(fn), new, obj=new, obj_kind="organization", confidence=confidence)
+            return True
+    # "uses Linear instead of Jira" (no function said): the old tool's function
+    if m := re.match(r"^(?:use|uses|used|are using|is using|switched to|moved to|went with|are on|is on|am on)\s+(?P<b>.+?)\s+(?:instead of|rather than|in place of)\s+(?P<a>.+)$", t, re.I):
+        old, new = _tool(m["a"], clause), _tool(m["b"], clause)
+        if old and new and old[:1].isupper() and new[:1].isupper() and not re.search(r"\s(?:for|as)\s", m["a"]):
+            return _replaced(ctx, clause, subject, old, new, confidence)
+    # "moved the standup to 9:30", "pushed the launch to 2 June": a team event's time, day or place
+    if (m := re.match(r"^(?:moved|pushed|shifted|rescheduled|postponed|brought forward|delayed)\s+(?P<thing>(?:the|our)\s+[\w\- ]{1,40}?)\s+(?:back\s+)?(?:to|until)\s+(?P<rest>.+)$", t, re.I)) \
+            and singular(m["thing"].split()[-1]).lower() in TEAM_THINGS and due_date(f"{m['thing']} moved to {m['rest']}", clause, ctx):
+        return True
     # "use Linear for tickets", "use Opsgenie instead of PagerDuty for on-call"
-    if m := re.match(r"^(?:use|uses|are using|is using|am using|been using|rely on|relies on|picked|chose|selected|went with|adopted|settled on|"
+    if m := re.match(r"^(?:use|uses|are using|is using|am using|been using|rely on|relies on|picked|chose|selected|went with|adopted|settled on|are on|is on|am on|"
                      r"are going with|are sticking with|stuck with|are staying with|stayed with|standardi[sz]ed on|"
                      r"standardi[sz]ed on)\s+(?P<b>.+?)(?:\s+instead\s+of\s+(?P<a>.+?))?\s+(?:for|as our|as the|as)\s+(?P<fn>.+)$", t, re.I):
         new, fn = _tool(m["b"], clause), cut_value(m["fn"])
@@ -108,11 +130,13 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
             old = _tool(m["a"], clause) if m["a"] else None
             fact_add(ctx, clause, subject, tool_attribute(fn), new, obj=new, obj_kind="organization", previous=old, confidence=confidence)
             return True
-    if m := re.match(r"^(?:use|uses|are using|is using|adopted)\s+(?P<b>.+)$", t, re.I):
+    if m := re.match(r"^(?:use|uses|are using|is using|adopted|am on|are on|is on)\s+(?P<b>.+)$", t, re.I):
         new = _tool(m["b"], clause)
-        if new and new[0].isupper():
+        if new and new[0].isupper() and new.split()[0].lower() not in NOT_NAMES:
             fact_add(ctx, clause, subject, "uses", new, obj=new, obj_kind="organization", confidence=confidence)
             return True
+    if _handed_over(t, subject, clause, ctx, confidence) or _tool_by_verb(t, subject, clause, ctx, confidence):
+        return True
     # "decided to keep Postgres for the queue", "agreed to ship on Tuesdays"
     if m := re.match(r"^(?:decided|agreed|chose|voted|resolved|settled|committed|concluded)\s+"
                      r"(?:that\s+(?:(?:we|the team|everyone|everybody)\s+(?:will|would|should|shall|are going to|must)\s+)?|to|on|upon|(?=against\b))\s*(?P<what>.+)$", t, re.I):
@@ -128,13 +152,96 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
         if not what or len(what.split()) > 5 or what.split()[0].lower() in {"a", "an", "my", "it", "this", "that", "to", "into", "out"}:
             return False
         verb = m["verb"].lower()
-        if re.fullmatch(NAME, what) and verb in {"manage", "manages"}:  # "Tomasz manages Maya"
+        if what.lower() in {"me", "us"} and verb in {"manage", "manages", "managed"}:  # "Tomasz manages me"
+            fact_add(ctx, clause, ctx.speaker, "reports_to", subject, obj=subject, obj_kind="person", confidence=confidence)
+            return True
+        if re.fullmatch(NAME, what) and verb in {"manage", "manages", "managed"}:  # "Tomasz manages Maya"
             fact_add(ctx, clause, what, "reports_to", subject, obj=subject, obj_kind="person", confidence=confidence)
             return True
         attribute = "owns" if re.fullmatch(_OWN, verb, re.I) else "leads"
         fact_add(ctx, clause, subject, attribute, what, confidence=confidence)
         return True
     return False
+
+
+# Verbs that say where a team is or goes, not what it works with ("we met on Zoom" is still a tool).
+_NOT_TOOL_VERBS = set(
+    "is are was were be been am live lives lived stay stayed went go goes travel travelled traveled arrived moved "
+    "had have has got get left met meet celebrated celebrate ate eat landed flew fly won win lost spent spend "
+    "talked talk agreed decided voted switched migrated changed replaced started joined".split()
+)
+
+
+# Stems that lost an "e" before -ing / -ed ("moving", "stored"); the rest keep theirs ("hosting", "deployed").
+_E_DROPPED = set("mov us stor migrat chang replac schedul manag hous releas shar creat updat writ tak mak driv serv sav compil "
+                 "automat stag messag cod leav merg stag sourc produc captur measur trac pag invoic purchas prototyp".split())
+_SWITCH_VERBS = {"move", "switch", "migrate", "change", "replace", "swap", "transition", "go", "leave", "start", "join", "plan",
+                  "want", "hope", "consider", "think", "try", "look", "need"}
+
+
+def _verb_base(verb: str) -> str:
+    """"deploys" / "deployed" / "deploying" → "deploy", "tracks" → "track" (the noun a function is named by)."""
+    verb = verb.lower()
+    for suffix, back in (("ying", "y"), ("ing", ""), ("ied", "y"), ("ed", ""), ("es", ""), ("s", "")):
+        if verb.endswith(suffix) and len(verb) - len(suffix) >= 3:
+            base = verb[: len(verb) - len(suffix)] + back
+            if suffix in {"ed", "ing"} and len(base) > 3 and base[-1] == base[-2] and base[-1] not in "ls":
+                base = base[:-1]  # shipped → ship
+            elif suffix in {"ed", "ing"} and base in _E_DROPPED:
+                base += "e"  # moving → move, stored → store
+            if suffix == "es" and not base.endswith(("sh", "ch", "x", "ss")):
+                base += "e"  # releases → release (but pushes → push)
+            return base
+    return verb
+
+
+def _tool_by_verb(t: str, subject: str, clause: Clause, ctx: Context, confidence: float) -> bool:
+    """The general shape of "what we do it with": subject, a verb in any tense, an optional object,
+    then "with / on / via / through / using / in" and a tool's name. "We deploy with Argo CD" →
+    deploy_tool; "the team tracks bugs in Jira" → bug_tool (the object names the function);
+    "we've been testing on BrowserStack" → test_tool. "in" only with an object that is no team
+    event ("we hold the retro in Porto" is a place, read by `our_detail`'s shapes)."""
+    if subject != ctx.team:
+        return False
+    m = re.match(r"^(?:(?:am|is|are|was|were)\s+|been\s+)?(?P<verb>[a-z]{3,})\s+(?:(?P<obj>(?:the\s+|our\s+)?[a-z][\w\-]*(?:\s+[a-z][\w\-]*){0,2}?)\s+)?"
+                 r"(?P<prep>with|on|via|through|using|in|into|to)\s+(?P<tool>.+)$", t, re.I)
+    if not m or m["verb"].lower() in _NOT_TOOL_VERBS or m["verb"].lower() in _NOT_A_FUNCTION or _verb_base(m["verb"]) in _SWITCH_VERBS:
+        return False  # switches have their own shapes (and "we are moving the docs to Notion next week" is a plan)
+    obj = (m["obj"] or "").strip()
+    if m["prep"].lower() in {"in", "into", "to"} and (not obj or obj.lower().split()[-1].rstrip("s") in TEAM_THINGS):
+        return False
+    if obj and (obj.split()[0].lower() in {"a", "an", "it", "them", "this", "that", "there", "here", "back", "up", "out"} or not _function_ok(obj)):
+        return False
+    tool = _tool(m["tool"], clause)
+    if not tool or not tool[:1].isupper() or tool.split()[0].lower() in NOT_NAMES or re.match(r"^\d", tool):
+        return False
+    function = obj or _verb_base(m["verb"])
+    attribute = tool_attribute(function)
+    if attribute == "uses":
+        return False
+    fact_add(ctx, clause, subject, attribute, tool, obj=tool, obj_kind="organization", confidence=confidence)
+    return True
+
+
+def _replaced(ctx: Context, clause: Clause, subject: str, old: str, new: str, confidence: float) -> bool:
+    """A switch that names no function: the memory puts it on the old tool's attribute (`REPLACEMENT_ATTRIBUTE`)."""
+    fact_add(ctx, clause, subject, REPLACEMENT_ATTRIBUTE, new, obj=new, obj_kind="organization", previous=old, confidence=confidence,
+             sentence=f"{subject} uses {new} instead of {old}.")
+    return True
+
+
+def _handed_over(t: str, subject: str, clause: Clause, ctx: Context, confidence: float) -> bool:
+    """"Yusuf handed the billing pipeline over to Hana", "passed on-call to Tomasz": the receiver
+    owns it now (which ends the giver's ownership: owns holds one subject per value)."""
+    m = re.match(rf"^(?:handed|passed|gave|transferred|handed over|passed on)\s+(?:over\s+)?(?P<what>.+?)\s+(?:over\s+|on\s+)?to\s+(?P<who>{NAME}(?:\s+{NAME})?)$", t, re.I)
+    if not m:
+        return False
+    what = re.sub(r"^(?:the|our|my)\s+", "", m["what"].strip(), flags=re.I)
+    if not what or len(what.split()) > 5 or what.split()[0].lower() in {"a", "an", "it", "this", "that", "them", "him", "her"}:
+        return False
+    fact_add(ctx, clause, m["who"], "owns", what, confidence=confidence)
+    ctx.subject_kinds.setdefault(m["who"], "person")
+    return True
 
 
 def _reports_to(t: str, subject: str, clause: Clause, ctx: Context, confidence: float) -> bool:
@@ -176,8 +283,8 @@ def event_details(thing: str, what: str, value: str, clause: Clause, ctx: Contex
             parts.setdefault("place", place)
         else:
             return False
-    if len(parts) < 2:
-        return False
+    if len(parts) < 2 and not (set(parts) == {"schedule"} and what.lower().split()[-1] in TEAM_THINGS):
+        return False  # one day alone only of a team's event ("demos are on Thursdays")
     for kind, said in parts.items():
         label = {"schedule": f"The {what} is {said}.", "time": f"The {what} is at {said}.", "place": f"The {what} is in {said}."}[kind]
         fact_add(ctx, clause, ctx.we, f"{thing}_{kind}", said, sentence=label)
@@ -190,6 +297,36 @@ def _room(said: str) -> str | None:
     return said if len(said.split()) <= 6 and re.search(r"\b[A-Z0-9]\w*", said) else None
 
 
+# Words before a team thing that say how often it comes, not which one it is ("our weekly demo").
+_HOW_OFTEN = re.compile(r"^(?:(?:weekly|daily|monthly|yearly|annual|quarterly|regular|usual|fortnightly|biweekly|bi-weekly|team)\s+)+", re.I)
+# Verbs that place a team's event, read as "is in / at / on" ("the demo happens in the Larch room").
+_HAPPENS = re.compile(r"^(?P<what>[a-z0-9][\w\-' ]{1,40}?)\s+(?:happens|happened|takes place|took place|has taken place|will take place|"
+                      r"(?:is|are|was|were|will be|has been|have been)\s+(?:held|happening|taking place)|meets|met)\s+"
+                      r"(?P<prep>in|at|on)\s+", re.I)
+
+
+def singular(word: str) -> str:
+    """"demos" → "demo", "retros" → "retro", "offices" → "office" (of the team's things)."""
+    low = word.lower()
+    for cut in (low[:-1], low[:-2]):
+        if low.endswith("s") and cut in TEAM_THINGS:
+            return word[: len(cut)]
+    return word
+
+
+def _thing_said(rest: str) -> str:
+    """A team thing as its attribute names it: "weekly demo" is "demo", "demos" "demo", and
+    "happens / takes place / is held in" is "is in"."""
+    rest = _HOW_OFTEN.sub("", rest)
+    if m := _HAPPENS.match(rest):
+        rest = f"{m['what']} is {m['prep']} " + rest[m.end():]
+    words = rest.split(" ", 1)
+    head = singular(words[0])
+    if head != words[0] and len(words) > 1 and re.match(r"(?:is|are|was|were|has|have|happen|take)\b", words[1]):
+        rest = head + " " + re.sub(r"^(?:are|were|have)\b", lambda v: {"are": "is", "were": "was", "have": "has"}[v[0]], words[1])
+    return rest
+
+
 def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) -> bool:
     """The team's details, said as "our X …" (or "the X …", `the`, where X must be a team thing
     or a function, since "the kids are great" is no fact of the team). In a team's scope only:
@@ -200,7 +337,28 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
     Tomasz" → Tomasz leads on-call; "the budget is 40,000 euros" → budget."""
     if not ctx.team:
         return False
-    rest = " ".join(rest.split())
+    rest = _thing_said(" ".join(rest.split()))
+    # "our CI changed from Jenkins to GitHub Actions", "the offsite moved from Lisbon to Porto": a switch said of the thing
+    if (m := re.match(r"^(?P<what>[a-z][\w\-' ]{0,40}?)\s+(?:has\s+|have\s+)?(?:changed|switched|moved|went|gone|migrated)\s+from\s+(?P<a>.+?)\s+to\s+(?P<b>.+)$", rest, re.I)):
+        what = m["what"]
+        if singular(what.split()[-1]).lower() in TEAM_THINGS:
+            return due_date(f"the {what} moved to {m['b']}", clause, ctx)
+        if known_function(what):
+            old, new = _tool(m["a"], clause), _tool(m["b"], clause)
+            if old and new:
+                fact_add(ctx, clause, ctx.we, tool_attribute(what), new, obj=new, obj_kind="organization", previous=old)
+                return True
+        return False
+    # "the metrics API belongs to Marguerite", "on-call is now run by Tomasz": the holder after the verb
+    if m := re.match(rf"^(?P<what>[\w][\w\-' ]{{1,40}}?)\s+(?:(?:now|still)\s+)?(?:belongs|belonged|has belonged)\s+to\s+(?P<who>{NAME}(?:\s+{NAME})?)(?:\s+now)?$", rest) or re.match(
+            rf"^(?P<what>[\w][\w\-' ]{{1,40}}?)\s+(?:is|was|are|were|has been|have been)\s+{_STATE}(?P<verb>owned|maintained|looked after|run|led|headed|managed)\s+by\s+(?P<who>{NAME}(?:\s+{NAME})?)(?:\s+now)?$", rest):
+        what = re.sub(r"^(?:the|our)\s+", "", m["what"], flags=re.I).strip()
+        if what.split()[0].lower() not in NOT_NAMES | {"it", "she", "he", "they"} and len(what.split()) <= 5:
+            leads = (m.groupdict().get("verb") or "").lower() in {"run", "led", "headed", "managed"}
+            fact_add(ctx, clause, m["who"], "leads" if leads else "owns", what, confidence=0.85)
+            ctx.subject_kinds.setdefault(m["who"], "person")
+            return True
+        return False
     # who: "the owner of the billing service is Priya", "the billing service's owner is Priya", "the on-call lead is Tomasz"
     if m := re.match(rf"^(?:(?P<role1>owner|owners|lead|head)\s+of\s+(?P<what1>.+?)|(?P<what2>.+?)(?:'s)?\s+(?P<role2>owner|lead|head))"
                      rf"\s+(?:is|was|are)\s+{_STATE}(?P<who>{NAME}(?:\s+{NAME})?)$", rest, re.I):
@@ -218,7 +376,7 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
         ctx.subject_kinds.setdefault(m["who"], "person")
         return True
     m = re.match(rf"^(?P<what>[a-z0-9][\w\-' ]{{1,40}}?)\s+(?P<verb>is|are|was|were|has been|have been)\s+{_STATE}(?P<value>.+)$", rest, re.I)
-    lives = re.match(rf"^(?P<what>[a-z][\w\-' ]{{1,40}}?)\s+{_STATE}(?:lives?|sits?|goes|go|get sent|gets sent|"
+    lives = re.match(rf"^(?P<what>[a-z][\w\-' ]{{1,40}}?)\s+{_STATE}(?:lives?|sits?|goes|go|runs?|ran|get sent|gets sent|"
                      rf"(?:is|are|was|were)\s+{_STATE}(?:hosted|kept|stored|written|tracked|managed|sent|filed|logged))\s+(?:in|on|at|by|with|to|into)\s+(?P<value>.+)$", rest, re.I)
     if lives and the and not (known_function(lives["what"]) or lives["what"].lower().split()[-1] in TEAM_THINGS):
         return False  # "Tomasz now lives in Porto" is a person's home, read elsewhere
@@ -329,11 +487,33 @@ _DUE = re.compile(
 _DUE_IS = re.compile(r"^(?P<the>the|our)\s+(?P<thing>[a-z][\w\- ]{1,40}?)\s+(?:is|was)\s+(?:now\s+)?(?P<date>\d.+|[a-z]+\s+\d.+)$", re.I)
 
 
+# A named thing whose day is set or moved ("Harbour Pass is pushed to 30 June", "Ferry Wallet moved to 4 November").
+_NAMED_EVENT = re.compile(
+    rf"^(?P<name>{NAME}(?:\s+{NAME})*)\s+(?:(?:is|was|has been|got|has|have)\s+)*(?:now\s+)?(?:moved|pushed|postponed|rescheduled|slipped|slips|"
+    r"delayed|brought forward|set|scheduled|planned|ships|shipped|launches|launched|goes live|went live|releases|released)\s+(?:back\s+)?(?:on|for|to|until)\s+\d",
+)
+# What an event does on its day: "the beta ships on 2 December", "the launch slipped to 6 October".
+_EVENT_VERB = re.compile(
+    r"^(?P<thing>(?:the|our)\s+[a-z][\w\- ]{1,40}?)\s+(?:ships|shipped|launches|launched|goes live|went live|starts|started|begins|began|"
+    r"kicks off|kicked off|opens|opened|ends|ended|closes|closed|lands|landed|releases|released|happens|happened|"
+    r"takes place|took place|slipped|slips|slid|shifted|shifts|moves|was moved|got moved|has slipped|has shifted)(?=\s+(?:on|to|until|for)\s)",
+    re.I,
+)
+
+
 def due_date(text: str, clause: Clause, ctx: Context) -> bool:
     """"The launch is on 12 May", "the launch moved to 2 June" → launch_date = 12 May 2026 (the
     year said, else the next such day on or after when it was said). Read before the clause's
     dates are taken out, since here the date is the value. In a team's scope only."""
-    m = (_DUE.match(text.strip(" .!")) or _DUE_IS.match(text.strip(" .!"))) if ctx.team else None
+    if not ctx.team:
+        return False
+    said = text.strip(" .!")
+    if not re.match(r"(?:the|our)\s", said, re.I) and singular(said.split()[0]).lower() in TEAM_THINGS:
+        said = "the " + said  # "Standup has moved to 10:15": a team's thing said bare
+    elif (named := _NAMED_EVENT.match(said)) and ctx.subject_kinds.get(named["name"]) != "person" and named["name"].casefold() != ctx.speaker.casefold():
+        said = "the " + said  # "Ferry Wallet moved to 4 November": a named thing's day
+    said = _EVENT_VERB.sub(r"\g<thing> is", said, count=1)  # "the beta ships on 2 December" → "the beta is on …"
+    m = _DUE.match(said) or _DUE_IS.match(said)
     if not m:
         return False
     day = _day(m["date"].strip(" ."), ctx.occurred_at)
@@ -342,14 +522,15 @@ def due_date(text: str, clause: Clause, ctx: Context) -> bool:
         if when:
             fact_add(ctx, clause, ctx.we, f"{snake_case(m['thing'])}_time", when, sentence=f"{m['the'].capitalize()} {m['thing']} is at {when}.")
             return True
-        place = proper_name(cut_value(m["date"]), clause)  # "the offsite moved to Porto"
-        if place and place[:1].isupper() and m["thing"].lower().split()[-1] in TEAM_THINGS and re.search(r"\bto\s+(?:the\s+)?" + re.escape(m["date"].strip(" .")) + "$", text.strip(" .!"), re.I):
+        place = proper_name(cut_value(m["date"]), clause)  # "the offsite moved to Porto" (not "to Tuesday")
+        if place and place[:1].isupper() and place.split()[0].lower() not in NOT_NAMES and m["thing"].lower().split()[-1] in TEAM_THINGS and re.search(r"\bto\s+(?:the\s+)?" + re.escape(m["date"].strip(" .")) + "$", text.strip(" .!"), re.I):
             fact_add(ctx, clause, ctx.we, f"{snake_case(m['thing'])}_place", place, obj=place, obj_kind="place",
                      sentence=f"{m['the'].capitalize()} {m['thing']} is in {place}.")
             return True
         return False
     value = f"{day.day} {calendar.month_name[day.month]} {day.year}"
-    fact_add(ctx, clause, ctx.we, f"{snake_case(m['thing'])}_date", value,
+    thing = re.sub(r"(?<=\w)\s+(?:feature|project|initiative|product|epic|date|day)$", "", m["thing"].strip(), flags=re.I)  # "the Harbour Pass feature", "the launch date"
+    fact_add(ctx, clause, ctx.we, f"{snake_case(thing)}_date", value,
              sentence=f"{m['the'].capitalize()} {m['thing']} is on {value}.")
     return True
 

@@ -16,6 +16,8 @@ def rule_leave(pred: Predicate, subject: str, clause: Clause, ctx: Context, conf
     )
     if not m or pred.negated:
         return False
+    if subject == ctx.team and re.search(r"\s(?:for|in favou?r of)\s+(?-i:[A-Z])", m["org"], re.I):
+        return False  # "we left Slack for Zulip": a team's switch of tools (rules/team.py), not a job
     org = proper_name(cut_value(m["org"]), clause)
     if not org:
         return False

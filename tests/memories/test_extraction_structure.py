@@ -1,0 +1,192 @@
+"""The offline extractor reads sentence structure (issue 24, point 2, second pass): a subject, a
+verb group in any tense (present, past, perfect, progressive), an object and the prepositional
+phrases after it decide the fact, so each shape below holds in several tenses and persons, with
+"we", "the team", "our team" and the team's name as one subject. Each case failed before this
+change (the dev set retrieval/scenarios/dev-c.yaml holds them in a conversation)."""
+
+from datetime import UTC, datetime
+
+import pytest
+
+from memories.extraction.offline import extract
+from memories.extraction.vocabulary import CORRECTS_CURRENT, canonical_attribute
+
+SAID = datetime(2026, 6, 15, 12, tzinfo=UTC)
+TEAM = "Orbit"
+
+
+def facts(text: str, *, team: str | None = TEAM, speaker: str = "maya", said: datetime = SAID):
+    return [(f.subject, canonical_attribute(f.attribute), f.value, f.previous_value, f.corrects)
+            for f in extract(text=text, speaker=speaker, occurred_at=said, team=team).facts]
+
+
+def triples(text: str, **kwargs):
+    return [f[:3] for f in facts(text, **kwargs)]
+
+
+@pytest.mark.parametrize("text", [
+    "We deploy with Argo CD.",
+    "We deployed with Argo CD.",
+    "We have been deploying with Argo CD.",
+    "We're deploying with Argo CD.",
+    "The team deploys with Argo CD.",
+    "Orbit deploys via Argo CD.",
+])
+def test_a_verb_with_a_tool_names_the_function_by_the_verb(text):
+    assert triples(text) == [("Orbit", "deploy_tool", "Argo CD")]
+
+
+@pytest.mark.parametrize("text", [
+    "We track bugs in Jira.",
+    "The team tracks bugs in Jira.",
+    "Our team tracked bugs in Jira.",
+    "Orbit has tracked bugs in Jira since 2023.",
+    "We are tracking bugs in Jira.",
+])
+def test_a_verb_and_its_object_with_a_tool_names_the_function_by_the_object(text):
+    assert triples(text) == [("Orbit", "ticket_tool", "Jira")]  # bugs, issues and tickets are one function
+
+
+@pytest.mark.parametrize("text", [
+    "We met in Lisbon.",
+    "We had dinner with Anna.",
+    "We went to Porto.",
+    "We celebrated on Friday.",
+    "I deploy with Argo CD.",  # a person's habit, not the team's tool
+])
+def test_where_the_team_went_or_whom_it_met_is_no_tool(text):
+    assert [f for f in triples(text) if f[1].endswith("_tool")] == []
+
+
+@pytest.mark.parametrize("text", [
+    "We have replaced PagerDuty with Opsgenie for alerting.",
+    "We replaced PagerDuty with Opsgenie for alerting.",
+    "The team replaced PagerDuty with Opsgenie for alerting.",
+    "Orbit has replaced PagerDuty with Opsgenie for paging.",
+])
+def test_a_replacement_that_names_its_function_is_that_function_s_tool(text):
+    assert facts(text) == [("Orbit", "on_call_tool", "Opsgenie", "PagerDuty", None)]
+
+
+@pytest.mark.parametrize("text", [
+    "We left Slack for Zulip.",
+    "We've left Slack for Zulip.",
+    "The team abandoned Slack in favour of Zulip.",
+    "Orbit moved away from Slack for Zulip.",
+])
+def test_a_team_leaving_one_tool_for_another_is_a_switch_not_a_job(text):
+    assert facts(text) == [("Orbit", "replaced_value", "Zulip", "Slack", None)]
+
+
+def test_a_person_leaving_a_company_for_another_is_still_a_job():
+    assert triples("I left Google for Meta.") == [("maya", "works_at", "Google")]
+
+
+@pytest.mark.parametrize("text", [
+    "The metrics API belongs to Marguerite.",
+    "The metrics API belonged to Marguerite.",
+    "The metrics API now belongs to Marguerite.",
+    "The metrics API is owned by Marguerite.",
+    "The metrics API has been maintained by Marguerite.",
+    "Our metrics API is Marguerite's now.",
+])
+def test_ownership_said_from_the_thing_owned(text):
+    assert triples(text) == [("Marguerite", "owns", "metrics API")]
+
+
+@pytest.mark.parametrize("text", [
+    "Yusuf handed the billing pipeline over to Hana.",
+    "Yusuf has handed over the billing pipeline to Hana.",
+    "I passed the billing pipeline to Hana.",
+    "Hana took over the billing pipeline from Yusuf.",
+    "Hana has taken over the billing pipeline from Yusuf.",
+])
+def test_ownership_handed_over_is_the_receiver_s(text):
+    assert triples(text) == [("Hana", "owns", "billing pipeline")]
+
+
+def test_a_rotation_run_by_someone_is_led_by_them():
+    assert triples("Olek runs the on-call rotation.") == [("Olek", "leads", "on-call rotation")]
+    assert triples("The on-call rotation is run by Olek.") == [("Olek", "leads", "on-call rotation")]
+
+
+@pytest.mark.parametrize("text", [
+    "Our weekly demo happens in the Larch room.",
+    "The demo took place in the Larch room.",
+    "Demos are held in the Larch room.",
+    "The weekly demo has taken place in the Larch room.",
+    "Orbit's demo happens in the Larch room.",
+])
+def test_where_a_team_event_happens(text):
+    assert triples(text) == [("Orbit", "demo_place", "Larch room")]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Demos are on Thursdays.", [("Orbit", "demo_schedule", "on Thursdays")]),
+    ("Demos are on Fridays at 4pm.", [("Orbit", "demo_schedule", "on Fridays"), ("Orbit", "demo_time", "4pm")]),
+    ("Standup has moved to 10:15.", [("Orbit", "standup_time", "10:15")]),
+    ("Standup moved to 10:15.", [("Orbit", "standup_time", "10:15")]),
+    ("Retros are in the Oak room.", [("Orbit", "retro_place", "Oak room")]),
+])
+def test_a_team_event_said_bare_or_in_the_plural(text, expected):
+    assert triples(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("The query engine beta ships on 2 December 2026.", ("Orbit", "query_engine_beta_date", "2 December 2026")),
+    ("The query engine beta shipped on 2 December 2026.", ("Orbit", "query_engine_beta_date", "2 December 2026")),
+    ("The catalog launch slipped to 6 October 2026.", ("Orbit", "catalog_launch_date", "6 October 2026")),
+    ("The catalog launch has slipped to 6 October 2026.", ("Orbit", "catalog_launch_date", "6 October 2026")),
+    ("Ferry Wallet moved to 4 November 2026.", ("Orbit", "ferry_wallet_date", "4 November 2026")),
+    ("Harbour Pass is pushed to 30 June 2026.", ("Orbit", "harbour_pass_date", "30 June 2026")),
+    ("The Harbour Pass feature launches on 2 July 2026.", ("Orbit", "harbour_pass_date", "2 July 2026")),
+])
+def test_an_event_s_day_said_with_its_own_verb(text, expected):
+    assert triples(text) == [expected]
+
+
+def test_a_person_moving_is_no_event_s_day():
+    assert triples("Tomasz moved to 4 Elm Street.") == [("Tomasz", "lives_in", "4 Elm Street")]
+    assert triples("I moved to Porto on 4 May 2026.") == [("maya", "lives_in", "Porto")]
+
+
+@pytest.mark.parametrize("text, speaker, expected", [
+    ("Hi, I'm Priyanka, the new engineering manager, based in Pune.", "priyanka",
+     [("priyanka", "role", "engineering manager"), ("priyanka", "lives_in", "Pune")]),
+    ("Hi all, Greta, head of design, in Copenhagen.", "greta", [("greta", "role", "head of design"), ("greta", "lives_in", "Copenhagen")]),
+    ("Carmen here, Android engineer, living in Zaragoza.", "carmen", [("carmen", "role", "Android engineer"), ("carmen", "lives_in", "Zaragoza")]),
+    ("I'm the backend person for the mobile API, based in Tbilisi.", "dmitri", [("dmitri", "lives_in", "Tbilisi")]),
+    ("Greta, can you check this?", "maya", []),  # an address, not an introduction
+])
+def test_an_introduction_s_appositions_are_the_speaker_s(text, speaker, expected):
+    assert triples(text, speaker=speaker) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "We've chosen Parquet as the storage format.",
+    "We chose Parquet as the storage format.",
+    "The team has picked Parquet as the storage format.",
+    "Orbit went with Parquet as the storage format.",
+])
+def test_a_choice_in_any_tense(text):
+    assert triples(text) == [("Orbit", "storage_format_tool", "Parquet")]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("I was wrong about Porto, the offsite is in Braga.", ("Orbit", "offsite_place", "Braga", None, "Porto")),
+    ("Sorry, I was wrong about Porto: the offsite is in Braga.", ("Orbit", "offsite_place", "Braga", None, "Porto")),
+    ("My mistake about Porto, the offsite's in Braga.", ("Orbit", "offsite_place", "Braga", None, "Porto")),
+    ("I was wrong about the time: standup is at 10:30.", ("Orbit", "standup_time", "10:30", None, CORRECTS_CURRENT)),
+    ("Scratch that, the offsite will be in Salzburg.", ("Orbit", "offsite_place", "Salzburg", None, CORRECTS_CURRENT)),
+    ("My mistake: demos are on Thursdays.", ("Orbit", "demo_schedule", "on Thursdays", None, CORRECTS_CURRENT)),
+    ("Oops, it's 9 December for the beta, not 2 December.", ("maya", "corrected_value", "9 December", None, "2 December")),
+    ("It's actually Figma we use now, not Sketch.", ("maya", "corrected_value", "Figma", None, "Sketch")),
+])
+def test_corrections_in_more_forms(text, expected):
+    assert facts(text) == [expected]
+
+
+def test_a_clause_that_dates_another_thing_does_not_date_the_sentence():
+    got = extract(text="No, the hackathon is in Zadar, Split was last year.", speaker="alma", occurred_at=SAID, team=TEAM)
+    assert [(f.attribute, f.value, f.valid_from) for f in got.facts] == [("hackathon_place", "Zadar", None)]
+    assert got.occurred_at is None
