@@ -113,12 +113,12 @@ def item_lanes(item: RecallItem, *, similarity: float, q: Question) -> RecallIte
 def head_preferred(items: dict[Key, RecallItem], fused: Fused, *, q: Question) -> dict[Key, float]:
     """The fused scores of the hydrated head, with two preferences for what was said (turns and
     episodes; facts are narrowed by their own rules):
-    - by the one speaker the question names (`named_speaker`), × (1 + RETRIEVAL_SPEAKER_PREFERENCE).
-      BM25's speaker boost acts on one list; the vector lists cannot see who spoke (their vectors are
-      made from what was said, and the question's without the names), so a question about one
-      person found the other's lines as readily: on five LOCOMO conversations 97 % of the evidence
-      of questions naming one speaker (adversarial ones aside) is that speaker's, and a third of
-      the top 10 was the other's;
+    - by the one speaker the question names (`named_speaker`), × (1 + RETRIEVAL_SPEAKER_PREFERENCE),
+      off by default: it did not hold in the cross-validation (docs/ARCHITECTURE.md). BM25's speaker
+      boost acts on one list; the vector lists cannot see who spoke, and on five LOCOMO
+      conversations 97 % of the evidence of questions naming one speaker (adversarial ones aside)
+      is that speaker's while a third of the top 10 was the other's; but LOCOMO's adversarial
+      questions name the wrong speaker on purpose, and × 1.1 won no more than it lost there;
     - said in the period the question names, or within `TIME_PREFERENCE_GRACE` after it, when the
       period does not narrow turns (RETRIEVAL_TIME_WINDOWS=facts): × (1 + RETRIEVAL_TIME_PREFERENCE).
       A preference, not a filter: the thing may have been told months later, which is why the
