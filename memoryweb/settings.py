@@ -416,6 +416,17 @@ RETRIEVAL_TIME_WINDOWS = env_choice("RETRIEVAL_TIME_WINDOWS", "facts", {"facts",
 # The widest window of neighbouring turns searched beside the turns: 2 (±1 and ±2), 1 (±1), 0 (none).
 # Windows are indexed either way; this only picks the lists searched.
 RETRIEVAL_WINDOW_RADIUS = env_int("RETRIEVAL_WINDOW_RADIUS", 2, minimum=0)
+# After fusion, within the head that is scored on the lanes (retrieval/search/fusion.py): what was
+# said in the period the question names (or within a week after it), when that period does not
+# narrow turns (RETRIEVAL_TIME_WINDOWS), has its fused score multiplied by 1 + RETRIEVAL_TIME_PREFERENCE,
+# and what the one speaker a question names said by 1 + RETRIEVAL_SPEAKER_PREFERENCE (off: it did not
+# hold in the cross-validation); 0 switches either off. And a turn among the first
+# RETRIEVAL_REPLY_FOLLOWS results that asks a question ("?") brings the next turn of its session,
+# another speaker's reply, right after it (0: off; retrieval/search/hydration.py). Each judged by
+# cross-validation on LOCOMO (retrieval/cv.py).
+RETRIEVAL_SPEAKER_PREFERENCE = env_float("RETRIEVAL_SPEAKER_PREFERENCE", 0.0, minimum=0.0)
+RETRIEVAL_TIME_PREFERENCE = env_float("RETRIEVAL_TIME_PREFERENCE", 0.5, minimum=0.0)
+RETRIEVAL_REPLY_FOLLOWS = env_int("RETRIEVAL_REPLY_FOLLOWS", 3, minimum=0)
 # Server processes load the embedder and dateparser in a background thread at start (memoryweb/warmup.py).
 MEMORYWEB_WARM_UP = env_bool("MEMORYWEB_WARM_UP", True)
 # Without a broker, a server process runs extraction and indexing on two background threads of its

@@ -55,7 +55,12 @@ class Candidate:
 
 
 INDEX_SETTINGS = frozenset({"RETRIEVAL_TURN_VECTOR_TEXT", "RETRIEVAL_WINDOW_VECTORS"})
-FUSION_SETTINGS = frozenset({"RETRIEVAL_FUSION", "RETRIEVAL_RRF_K"})
+# Settings that act after the lists (fusion, and the preferences and replies in the head), so
+# their candidates re-fuse the same lists.
+FUSION_SETTINGS = frozenset({
+    "RETRIEVAL_FUSION", "RETRIEVAL_RRF_K", "RETRIEVAL_SPEAKER_PREFERENCE", "RETRIEVAL_TIME_PREFERENCE", "RETRIEVAL_REPLY_FOLLOWS",
+})
+_HEAD_RULES_OFF = {"RETRIEVAL_SPEAKER_PREFERENCE": 0.0, "RETRIEVAL_TIME_PREFERENCE": 0.0, "RETRIEVAL_REPLY_FOLLOWS": 0}
 
 DEFAULT = Candidate("default", {})  # the settings as they are: every rule as configured
 
@@ -69,6 +74,9 @@ RULES_OFF = (
     Candidate("no windows", {"RETRIEVAL_WINDOW_RADIUS": 0}),
     Candidate("question as asked", {"RETRIEVAL_DENSE_QUERY": "asked"}),
     Candidate("document vectors", {"RETRIEVAL_TURN_VECTOR_TEXT": "document"}),
+    Candidate("none of the head's rules", _HEAD_RULES_OFF),  # the default before them (below, together)
+    Candidate("no time preference", {"RETRIEVAL_TIME_PREFERENCE": 0.0}),
+    Candidate("no reply after a question", {"RETRIEVAL_REPLY_FOLLOWS": 0}),
 )
 ALTERNATIVES = (
     Candidate("time windows on turns", {"RETRIEVAL_TIME_WINDOWS": "all"}),  # the default before five conversations
@@ -78,6 +86,11 @@ ALTERNATIVES = (
     Candidate("zscore", {"RETRIEVAL_FUSION": "zscore"}),
     Candidate("speaker boost 1", {"RETRIEVAL_SPEAKER_BOOST": 1.0}),
     Candidate("possessive speaker", {"RETRIEVAL_POSSESSIVE_SPEAKER": True}),
+    # Did not hold as a rule (the lines of the speaker named × 1.1: no win on the tuning conversations
+    # of four folds of five; docs/ARCHITECTURE.md, "The head's rules"): off, and measured on.
+    Candidate("speaker preference 0.1", {"RETRIEVAL_SPEAKER_PREFERENCE": 0.1}),
+    Candidate("time preference 1", {"RETRIEVAL_TIME_PREFERENCE": 1.0}),
+    Candidate("replies after the first 10", {"RETRIEVAL_REPLY_FOLLOWS": 10}),
 )
 CANDIDATES = RULES_OFF + (DEFAULT,) + ALTERNATIVES
 

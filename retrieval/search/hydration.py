@@ -2,6 +2,7 @@
 (retrieval/search/eligibility.py), with where each came from: the public episode id, the session
 and turn external ids."""
 
+from collections.abc import Callable
 from datetime import datetime
 
 from django.db import connection
@@ -68,22 +69,61 @@ def items_hydrate(q: Question, keys: list[Key]) -> dict[Key, RecallItem]:
             cursor.execute(
                 "SELECT memories_turn.id, memories_turn.public_id, memories_turn.text, memories_turn.occurred_at,"
                 " memories_turn.speaker, memories_turn.external_id, memories_session.external_id, memories_episode.public_id,"
-                " memories_episode.importance FROM memories_turn"
+                " memories_episode.importance, next.id, next.speaker FROM memories_turn"
                 " JOIN memories_session ON memories_session.id = memories_turn.session_id"
                 " LEFT JOIN memories_episode ON memories_episode.turn_id = memories_turn.id"
+                # The next turn of the session (`replies_follow`): one probe of the (session,
+                # position) index per row.
+                " LEFT JOIN LATERAL (SELECT n.id, n.speaker FROM memories_turn n WHERE n.session_id = memories_turn.session_id"
+                " AND n.position > memories_turn.position ORDER BY n.position LIMIT 1) next ON true"
                 f" WHERE memories_turn.scope_id = %(scope)s AND memories_turn.id = ANY(%(ids)s){rule}",
                 {"scope": q.scope.pk, "ids": ids["turn"], **params},
             )
             turns = cursor.fetchall()
-        for pk, public_id, text, occurred_at, speaker, external_id, session_id, episode_id, importance in turns:
+        for pk, public_id, text, occurred_at, speaker, external_id, session_id, episode_id, importance, next_id, next_speaker in turns:
             if _other_speaker(q, speaker):
                 continue
             loaded[("turn", pk)] = RecallItem(
                 kind="turn", id=str(public_id), text=text, score=0.0, lanes={"_importance": importance},
                 occurred_at=occurred_at, speaker=speaker, pk=pk,
                 source={"episode": str(episode_id) if episode_id else None, "session": session_id, "turn": external_id},
+                next_turn=(next_id, next_speaker) if next_id is not None else None,
             )
     return {key: loaded[key] for key in keys if key in loaded}
+
+
+def replies_follow(q: Question, ranked: list[RecallItem], *, depth: int, lanes: Callable[[RecallItem], RecallItem]) -> list[RecallItem]:
+    """A turn among the first `depth` of `ranked` that asks something ("?") is followed by the
+    next turn of its session when another speaker said it: the reply, moved up from lower in
+    `ranked` or loaded (if eligible). A question asked in the conversation ("What gave you the
+    idea for the colours?") matches a question about it better than its answer does, and the
+    answer is the next line; the neighbouring windows' votes reach it only when it also shares
+    words with the question. A reply takes its question's score, so the list stays in order;
+    `lanes` scores a reply loaded here (it was not in the head). RETRIEVAL_REPLY_FOLLOWS."""
+    asking = {
+        item.pk: item.next_turn[0] for item in ranked[:depth]
+        if item.kind == "turn" and "?" in item.text and item.next_turn is not None and item.next_turn[1] != item.speaker
+    }
+    if not asking:
+        return ranked
+    placed = {item.pk: item for item in ranked if item.kind == "turn"}
+    missing = [("turn", pk) for pk in asking.values() if pk not in placed]
+    for item in items_hydrate(q, missing).values() if missing else ():
+        placed[item.pk] = lanes(item)
+    out: list[RecallItem] = []
+    seen: set[tuple[str, int]] = set()
+    for rank, item in enumerate(ranked, start=1):
+        if (item.kind, item.pk) in seen:
+            continue
+        out.append(item)
+        seen.add((item.kind, item.pk))
+        reply = placed.get(asking.get(item.pk)) if item.kind == "turn" else None
+        if reply is not None and ("turn", reply.pk) not in seen:
+            reply.score = item.score
+            reply.why.append(f"the reply to a question ranked #{rank}")
+            out.append(reply)
+            seen.add(("turn", reply.pk))
+    return out
 
 
 def _other_speaker(q: Question, speaker: str) -> bool:

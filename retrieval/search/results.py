@@ -26,6 +26,8 @@ class RecallItem:
     source: dict[str, str | None] = field(default_factory=dict)  # public episode id, session and turn external ids
     why: list[str] = field(default_factory=list)
     pk: int = 0  # the row's primary key, internal
+    # A turn's: the next turn of its session, (primary key, speaker), internal (replies_follow).
+    next_turn: tuple[int, str] | None = None
 
     def as_dict(self) -> dict:
         data = {
