@@ -383,7 +383,7 @@ RETRIEVAL_POOL_MIN = env_int("RETRIEVAL_POOL_MIN", 50, minimum=1)
 RETRIEVAL_POOL_MAX = env_int("RETRIEVAL_POOL_MAX", 500, minimum=1)
 RETRIEVAL_POOL_FRACTION = env_float("RETRIEVAL_POOL_FRACTION", 0.02)
 # The longest nearest-neighbour list (retrieval/search/candidates.py): a graph search's cost grows with it (ef_search).
-RETRIEVAL_VECTOR_POOL_MAX = env_int("RETRIEVAL_VECTOR_POOL_MAX", 500, minimum=1)
+RETRIEVAL_VECTOR_POOL_MAX = env_int("RETRIEVAL_VECTOR_POOL_MAX", 200, minimum=1)
 RETRIEVAL_RRF_K = env_float("RETRIEVAL_RRF_K", 10.0)
 # How the candidate lists are fused: "rrf" (ranks, RETRIEVAL_RRF_K) or "zscore" (the lists' own
 # scores standardised and summed); chosen by cross-validation on LOCOMO (retrieval/cv.py).
