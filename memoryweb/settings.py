@@ -382,6 +382,8 @@ MEMORYWEB_REINDEX_BATCH = env_int("MEMORYWEB_REINDEX_BATCH", 256, minimum=1)
 RETRIEVAL_POOL_MIN = env_int("RETRIEVAL_POOL_MIN", 50, minimum=1)
 RETRIEVAL_POOL_MAX = env_int("RETRIEVAL_POOL_MAX", 500, minimum=1)
 RETRIEVAL_POOL_FRACTION = env_float("RETRIEVAL_POOL_FRACTION", 0.02)
+# The longest nearest-neighbour list (retrieval/search/candidates.py): a graph search's cost grows with it (ef_search).
+RETRIEVAL_VECTOR_POOL_MAX = env_int("RETRIEVAL_VECTOR_POOL_MAX", 200, minimum=1)
 RETRIEVAL_RRF_K = env_float("RETRIEVAL_RRF_K", 10.0)
 # How the candidate lists are fused: "rrf" (ranks, RETRIEVAL_RRF_K) or "zscore" (the lists' own
 # scores standardised and summed); chosen by cross-validation on LOCOMO (retrieval/cv.py).
@@ -403,6 +405,8 @@ RETRIEVAL_IMPORTANCE_FLOOR = env_float("RETRIEVAL_IMPORTANCE_FLOOR", 0.75)
 RETRIEVAL_EF_SEARCH = env_int("RETRIEVAL_EF_SEARCH", 100, minimum=1)
 # A scope with fewer vectors than this is searched exactly (retrieval/vector.py); 0: always HNSW.
 RETRIEVAL_EXACT_BELOW = env_int("RETRIEVAL_EXACT_BELOW", 5000, minimum=0)
+# A scope with at least this many vectors gets HNSW graphs of its own (memories/services/vectors.py); 0: never.
+RETRIEVAL_SCOPE_GRAPH_AT = env_int("RETRIEVAL_SCOPE_GRAPH_AT", 50_000, minimum=0)
 # BM25 scores of what the one speaker a question names said are multiplied by 1 + this.
 RETRIEVAL_SPEAKER_BOOST = env_float("RETRIEVAL_SPEAKER_BOOST", 0.5)
 # "Caroline's kids" names the speaker Caroline for the boost above (off: only the whole word does).

@@ -26,6 +26,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from memoryweb.errors import InvalidInput
+from memoryweb.progress import progress_bar
 from memoryweb.providers.embedders import get_embedder
 from retrieval.bench_ingest import scope_delete_throwaway, synthetic_question
 from retrieval.corpus import Corpus, Planted
@@ -189,7 +190,8 @@ def _build(target: Scope, noise: list[Scope], *, rng: random.Random, embedder, o
     with connection.cursor() as cursor:
         cursor.execute("SET maintenance_work_mem = '2GB'")
     ensure_model_index(embedder)  # one build over all rows, faster than growing it row by row
-    index_pending(scope=target, embedder=embedder)
+    with progress_bar(label="index", unit="turns") as progress:
+        index_pending(scope=target, embedder=embedder, progress=progress)
     with connection.cursor() as cursor:
         for table in ("retrieval_embedding", "retrieval_searchdocument", "retrieval_termstat", "retrieval_posting"):
             cursor.execute(f"ANALYZE {table}")

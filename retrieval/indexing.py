@@ -22,7 +22,9 @@ embedding happens while the lock is held but outside any transaction.
 import json
 import logging
 from collections import defaultdict
+from collections.abc import Callable
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -33,7 +35,9 @@ from django.utils import timezone
 from memoryweb.providers.embedders import Embedder
 from memories.models import EmbeddingTarget, Episode, Fact, Scope, Turn
 from memories.services.indexing import index_run_starting
-from memories.services.vectors import SCOPE_VECTORS_UP_TO, ensure_model_index, vectors_write
+from memories.services.vectors import (
+    SCOPE_VECTORS_UP_TO, ensure_model_index, scope_graphs, scope_graphs_build, vectors_write,
+)
 from retrieval.concurrent import side_by_side, soon
 from retrieval.documents import TURN_COLLECTIONS, WINDOW_RADII, fact_document, turn_document, vector_text, window_document
 from retrieval.embedder import scope_embedder
@@ -73,15 +77,28 @@ def vector_target(collection: str) -> str:
     return f"doc_{collection}"
 
 
-def index_pending(*, scope: Scope, full: bool = False, embedder: Embedder | None = None) -> int:
+# `progress(done, total, stage)` of the run in this context (memoryweb/progress.py), if any.
+_progress: ContextVar[Callable[..., None] | None] = ContextVar("index_progress", default=None)
+# True while a full run writes a large scope's vectors outside every graph (`_bulk_graphs`).
+_outside_graphs: ContextVar[bool] = ContextVar("index_outside_graphs", default=False)
+
+
+def index_pending(
+    *, scope: Scope, full: bool = False, embedder: Embedder | None = None, progress: Callable[..., None] | None = None,
+) -> int:
     """Index everything of `scope` not indexed yet; returns how many documents were written.
-    Vectors are made with the scope's model (`scope_embedder`) unless `embedder` is given."""
+    Vectors are made with the scope's model (`scope_embedder`) unless `embedder` is given.
+    `progress(done, total, stage)`: called after each committed batch (rows of the stage done)."""
     if not full and _pending(scope=scope, model=(embedder or scope_embedder(scope)).name) is False:
         return 0
     state, _ = IndexState.objects.get_or_create(scope=scope)
-    with _scope_lock(scope):
-        # The scope's model is read again under the lock: a reindex switches it under this lock.
-        return _index_locked(scope=scope, state=state, full=full, embedder=embedder or scope_embedder(scope))
+    token = _progress.set(progress)
+    try:
+        with _scope_lock(scope):
+            # The scope's model is read again under the lock: a reindex switches it under this lock.
+            return _index_locked(scope=scope, state=state, full=full, embedder=embedder or scope_embedder(scope))
+    finally:
+        _progress.reset(token)
 
 
 def index_if_free(*, scope: Scope) -> int | None:
@@ -152,15 +169,28 @@ def _index_locked(*, scope: Scope, state: IndexState, full: bool, embedder: Embe
     state.refresh_from_db()
     full = full or state.model != embedder.name
     written = 0
-    written += _index_facts(scope=scope, state=state, full=full, embedder=embedder)
-    written += _index_episodes(scope=scope, state=state, full=full, embedder=embedder, speakers=new_speakers)
-    written += _index_turns(scope=scope, state=state, full=full, embedder=embedder, speakers=new_speakers)
+    token = _outside_graphs.set(full and _bulk_graphs(scope=scope, state=state, model=embedder.name))
+    try:
+        written += _index_facts(scope=scope, state=state, full=full, embedder=embedder)
+        written += _index_episodes(scope=scope, state=state, full=full, embedder=embedder, speakers=new_speakers)
+        written += _index_turns(scope=scope, state=state, full=full, embedder=embedder, speakers=new_speakers)
+        if full:
+            if written >= BULK_DOCUMENTS:
+                _analyze()
+            orphans_remove(scope=scope)
+            _embed_missing(scope=scope, embedder=embedder)
+    finally:
+        _outside_graphs.reset(token)
+    graph_at = int(settings.RETRIEVAL_SCOPE_GRAPH_AT)
     if full:
-        if written >= BULK_DOCUMENTS:
-            _analyze()
-        orphans_remove(scope=scope)
-        _embed_missing(scope=scope, embedder=embedder)
-        if not vectors_deferrable(scope=scope, model=embedder.name, adding=0):
+        if graph_at and _vectors_up_to(scope=scope, model=embedder.name, cap=graph_at) >= graph_at:
+            progress = _progress.get()
+            if progress:
+                progress(0, 1, stage="graphs")
+            scope_graphs_build(scope=scope, embedder=embedder)  # the ones it lacks (none, usually)
+            if progress:
+                progress(1, 1, stage="graphs")
+        elif not vectors_deferrable(scope=scope, model=embedder.name, adding=0):
             vectors_undefer(scope=scope, model=embedder.name)  # others' writes grew the scope past exact search
     state.model = embedder.name
     if full:
@@ -188,6 +218,33 @@ def _analyze() -> None:
         else:
             cursor.execute("VACUUM (ANALYZE, SKIP_LOCKED) retrieval_searchdocument, retrieval_posting")
             cursor.execute("ANALYZE retrieval_embedding")
+
+
+def _bulk_graphs(*, scope: Scope, state: IndexState, model: str) -> bool:
+    """Whether this full run should write the scope's vectors outside every graph, to be put in
+    graphs of the scope's own built once at the end (`scope_graphs_build`): the scope has them
+    already (a vector written into the shared graph would be in the wrong one), or it will hold
+    RETRIEVAL_SCOPE_GRAPH_AT vectors once its pending turns (three documents each) are indexed. A run
+    interrupted before the build leaves the vectors deferred, which recall then searches exactly
+    (retrieval/vector.py), and the next full run builds the graphs."""
+    graph_at = int(settings.RETRIEVAL_SCOPE_GRAPH_AT)
+    if not graph_at:
+        return False
+    if scope_graphs(scope_id=scope.pk, model=model):
+        return True
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {SCOPE_VECTORS_UP_TO}, (SELECT count(*) FROM (SELECT 1 FROM memories_turn WHERE scope_id = %s AND id > %s LIMIT %s) t)",
+            [scope.pk, model, graph_at, scope.pk, state.turn_mark, graph_at],
+        )
+        vectors, turns = cursor.fetchone()
+    return vectors + 3 * turns >= graph_at
+
+
+def _vectors_up_to(*, scope: Scope, model: str, cap: int) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT " + SCOPE_VECTORS_UP_TO, [scope.pk, model, cap])
+        return cursor.fetchone()[0]
 
 
 def _pending(*, scope: Scope, model: str, marks: tuple[int, int, int, str] | None = None) -> bool | None:
@@ -339,11 +396,15 @@ def _index_turns(*, scope: Scope, state: IndexState, full: bool, embedder: Embed
         batches = _chunks(list(turns.filter(id__in=ids).only("id", "session_id", "position")))
     else:
         batches = _paged(turns.filter(id__gt=state.turn_mark).only("id", "session_id", "position"))
-    written = 0
+    written = done = 0
+    progress = _progress.get() if full else None
     for batch in batches:
         written += _index_turn_batch(scope=scope, new_turns=batch, embedder=embedder, speakers=speakers)
         state.turn_mark = max(state.turn_mark, batch[-1].pk)
         state.save(update_fields=["turn_mark"])
+        done += len(batch)
+        if progress:
+            progress(done, len(ids), stage="turns")
     return written
 
 
@@ -567,13 +628,15 @@ def vectors_deferrable(*, scope: Scope, model: str, adding: int) -> bool:
     still hold fewer than RETRIEVAL_EXACT_BELOW of them, so recall searches it exactly
     (retrieval/vector.py), which reads the vectors without the graph. Measured: the graph insert
     was most of a vector's write (about 1.2 ms a row on the loaded 2-core machine, against 0.01 ms
-    for the row itself), and most of a turn's indexing after the model. Ask under the scope's lock."""
+    for the row itself), and most of a turn's indexing after the model. A large scope's vectors
+    (a bulk run's, `_bulk_graphs`, or a scope with graphs of its own) stay out of the shared graph
+    too. Ask under the scope's lock."""
+    if _outside_graphs.get() or scope_graphs(scope_id=scope.pk, model=model):
+        return True  # a large scope's: its own graphs take them (the partial indexes' predicate)
     threshold = int(settings.RETRIEVAL_EXACT_BELOW)
     if threshold <= 0 or adding >= threshold:
         return False
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT " + SCOPE_VECTORS_UP_TO, [scope.pk, model, threshold])
-        return cursor.fetchone()[0] + adding < threshold
+    return _vectors_up_to(scope=scope, model=model, cap=threshold) + adding < threshold
 
 
 def vectors_undefer(*, scope: Scope, model: str) -> int:

@@ -22,7 +22,9 @@ from django.db import connection, transaction
 
 from memoryweb.providers.embedders import Embedder
 from memories.models import Scope
-from memories.services.vectors import SCOPE_VECTORS_UP_TO
+from memories.services.vectors import (
+    DOC_TARGET_TYPES, SCOPE_VECTORS_UP_TO, scope_graph_name, scope_graph_predicate, scope_graphs,
+)
 from retrieval.indexing import vector_target
 
 
@@ -76,30 +78,51 @@ def vector_candidates(
             for c, target_id, similarity in cursor.fetchall():
                 out[c].append(VectorHit(c, target_id, float(similarity)))
         return dict(out)
-    sql = f"""
-        SELECT d.collection, d.target_id, 1 - n.distance AS similarity
-        FROM (
-            SELECT e.target_type, e.target_id, e.vec::vector({dim}) <=> %s::vector({dim}) AS distance
-            FROM retrieval_embedding e
-            WHERE e.model = %s AND e.scope_id = %s AND e.target_type = ANY(%s) AND NOT e.deferred
-            ORDER BY e.vec::vector({dim}) <=> %s::vector({dim})
-            LIMIT %s
-        ) n
-        CROSS JOIN LATERAL (SELECT collection, target_id, scope_id FROM retrieval_searchdocument WHERE id = n.target_id OFFSET 0) d
-        WHERE d.scope_id = %s
-        ORDER BY n.distance, d.target_id
-    """
     with transaction.atomic(), connection.cursor() as cursor:
-        _hnsw_settings(cursor)
+        own = scope_graphs(scope_id=scope.pk, model=embedder.name)
+        _hnsw_settings(cursor, limit=limit if own else 0)
         for collection in collections:
-            cursor.execute(sql, [literal, embedder.name, scope.pk, [vector_target(collection)], literal, limit, scope.pk])
+            target_type = vector_target(collection)
+            if target_type in own:
+                # The scope's own graph (a large scope): no filter inside the scan, `ef_search` sized to the pool.
+                where, params = scope_graph_predicate(scope_id=scope.pk, target_type=target_type, model=embedder.name)
+            elif own:
+                # A large scope's vectors are outside the shared graph; a collection with no graph of its
+                # own yet (new since the last full index run built them) is read exactly, by the scope index.
+                where, params = "e.model = %s AND e.scope_id = %s AND e.target_type = %s", [embedder.name, scope.pk, target_type]
+            else:
+                where, params = "e.model = %s AND e.scope_id = %s AND e.target_type = ANY(%s) AND NOT e.deferred", [embedder.name, scope.pk, [target_type]]
+            cursor.execute(_NEAREST.format(dim=dim, where=where), [literal, *params, literal, limit, scope.pk])
             out[collection].extend(VectorHit(c, target_id, float(similarity)) for c, target_id, similarity in cursor.fetchall())
     return {collection: hits for collection, hits in out.items() if hits}
 
 
-def _hnsw_settings(cursor) -> None:
-    """The HNSW scan's settings for this transaction, in one round trip."""
-    ef = max(int(settings.RETRIEVAL_EF_SEARCH), 1)
+# The `limit` nearest of one collection through a graph: `where` repeats the graph's predicate
+# (the shared per-model one, or a large scope's own).
+_NEAREST = """
+    SELECT d.collection, d.target_id, 1 - n.distance AS similarity
+    FROM (
+        SELECT e.target_type, e.target_id, e.vec::vector({dim}) <=> %s::vector({dim}) AS distance
+        FROM retrieval_embedding e
+        WHERE {where}
+        ORDER BY e.vec::vector({dim}) <=> %s::vector({dim})
+        LIMIT %s
+    ) n
+    CROSS JOIN LATERAL (SELECT collection, target_id, scope_id FROM retrieval_searchdocument WHERE id = n.target_id OFFSET 0) d
+    WHERE d.scope_id = %s
+    ORDER BY n.distance, d.target_id
+"""
+
+
+# pgvector's largest hnsw.ef_search.
+EF_SEARCH_MAX = 1000
+
+
+def _hnsw_settings(cursor, limit: int = 0) -> None:
+    """The HNSW scan's settings for this transaction, in one round trip. `limit`: a search of a
+    scope's own graph, whose candidate list is made as long as the rows asked for (iterative scans
+    would otherwise go on past `ef_search` in steps, each a new search from the entry point)."""
+    ef = min(max(int(settings.RETRIEVAL_EF_SEARCH), limit, 1), EF_SEARCH_MAX)
     cursor.execute(f"SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = {ef}")
 
 
@@ -107,13 +130,16 @@ def vector_search_exact(*, scope: Scope, embedder: Embedder) -> bool:
     """Whether the scope holds fewer than RETRIEVAL_EXACT_BELOW vectors of the model (counted on
     the scope index, stopping at the threshold), or any vector of the model outside the HNSW graph
     (deferred by an indexer that had another threshold, or not yet added after other writers grew
-    the scope): the graph alone would miss those."""
+    the scope): the graph alone would miss those. A large scope's vectors are all outside the
+    shared graph, in graphs of its own (`scope_graphs_build`): searched through those, not exactly."""
     threshold = max(int(settings.RETRIEVAL_EXACT_BELOW), 0)
+    graphs = [scope_graph_name(scope_id=scope.pk, target_type=t, model=embedder.name) for t in DOC_TARGET_TYPES]
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT {SCOPE_VECTORS_UP_TO} < %s"
-            " OR EXISTS (SELECT 1 FROM retrieval_embedding WHERE scope_id = %s AND model = %s AND deferred)",
-            [scope.pk, embedder.name, threshold, threshold, scope.pk, embedder.name],
+            " OR EXISTS (SELECT 1 FROM retrieval_embedding WHERE scope_id = %s AND model = %s AND deferred)"
+            " AND NOT EXISTS (SELECT 1 FROM pg_index WHERE indexrelid = ANY(ARRAY(SELECT to_regclass(n) FROM unnest(%s::text[]) n)) AND indisvalid)",
+            [scope.pk, embedder.name, threshold, threshold, scope.pk, embedder.name, graphs],
         )
         return bool(cursor.fetchone()[0])
 
@@ -124,14 +150,19 @@ def explain_vector_query(*, scope: Scope, query_vector: list[float], embedder: E
     dim = int(embedder.dim)
     literal = vector_literal(query_vector)
     exact = vector_search_exact(scope=scope, embedder=embedder)
-    graph = "" if exact else " AND NOT e.deferred"
+    own = set() if exact else scope_graphs(scope_id=scope.pk, model=embedder.name)
+    targets = [vector_target(c) for c in collections]
+    if own and len(targets) == 1 and targets[0] in own:
+        where, params = scope_graph_predicate(scope_id=scope.pk, target_type=targets[0], model=embedder.name)
+    else:
+        where, params = "e.model = %s AND e.scope_id = %s AND e.target_type = ANY(%s)" + ("" if exact or own else " AND NOT e.deferred"), [
+            embedder.name, scope.pk, targets]
     tie = ", e.target_id" if exact else ""
     with transaction.atomic(), connection.cursor() as cursor:
-        _hnsw_settings(cursor)
+        _hnsw_settings(cursor, limit=limit if own else 0)
         cursor.execute(
             f"EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON) SELECT e.target_type, e.target_id FROM retrieval_embedding e"
-            f" WHERE e.model = %s AND e.scope_id = %s AND e.target_type = ANY(%s){graph}"
-            f" ORDER BY e.vec::vector({dim}) <=> %s::vector({dim}){tie} LIMIT %s",
-            [embedder.name, scope.pk, [vector_target(c) for c in collections], literal, limit],
+            f" WHERE {where} ORDER BY e.vec::vector({dim}) <=> %s::vector({dim}){tie} LIMIT %s",
+            [*params, literal, limit],
         )
         return "\n".join(row[0] for row in cursor.fetchall())

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.db.models import Q
 
 from memoryweb.providers.embedders import Embedder
@@ -121,8 +122,10 @@ def _gather(
             if isinstance(vector, QueryVectors):
                 vector = vector.for_collection(group[0])  # a group is facts alone, or never facts
             t0 = time.perf_counter()
-            hits = vector_candidates(scope=scope, query_vector=vector, embedder=embedder, collections=group, limit=pool,
-                                     exact=exact)
+            # A graph search costs what its candidate list holds (ef_search is sized to the list), and
+            # in a large scope the fused list's head rarely comes from deep in a vector list.
+            hits = vector_candidates(scope=scope, query_vector=vector, embedder=embedder, collections=group,
+                                     limit=min(pool, settings.RETRIEVAL_VECTOR_POOL_MAX), exact=exact)
             lap[f"vector {','.join(group)}"] = time.perf_counter() - t0
             return hits
         return search

@@ -1,5 +1,5 @@
 """Long CLI operations show a progress bar on a terminal's stderr, and nothing extra with --json or
-when stderr is a pipe: `ingest`, `reindex`, `eval locomo`, `bench ingest`, `bench reindex` (backup and restore: test_backup.py)."""
+when stderr is a pipe: `ingest`, `reindex`, `index`, `eval locomo`, `bench ingest`, `bench reindex` (backup and restore: test_backup.py)."""
 
 import fcntl
 import json
@@ -15,7 +15,7 @@ import pytest
 from django.core.management import call_command
 
 from memoryweb.providers.embedders import embedder_build
-from memories.services.ingest import remember
+from memories.services.ingest import ingest_session, remember
 from memories.services.vectors import ensure_model_index
 from retrieval.indexing import index_pending
 
@@ -49,6 +49,9 @@ def commands(cast, tmp_path, django_capture_on_commit_callbacks):
             remember(scope=cast.scope_a, text=text, speaker="ankesh", occurred_at=datetime(2025, 1, 1, tzinfo=UTC),
                      actor=cast.p_owner)
     index_pending(scope=cast.scope_a, full=True)
+    # Turns left for `index` to index.
+    ingest_session(scope=cast.scope_a, session_id="late", messages=[{"id": "1", "speaker": "ada", "text": "I like coffee"}],
+                   actor=cast.p_owner, enqueue=False)
     dataset = tmp_path / "tiny.json"
     dataset.write_text(json.dumps(LOCOMO))
     sessions = tmp_path / "sessions.jsonl"
@@ -56,6 +59,7 @@ def commands(cast, tmp_path, django_capture_on_commit_callbacks):
     return {
         "ingest": (["ingest", str(sessions), "--scope", "alpha"], "ingest alpha"),
         "reindex": (["reindex", "--scope", "alpha", "--model", "hash:128"], "reindex alpha"),
+        "index": (["index", "--scope", "alpha"], "index alpha"),
         "eval": (["eval", "locomo", "--dataset", str(dataset)], "eval locomo"),
         "bench ingest": (["bench", "ingest", "--turns", "12", "--episodes", "4", "--session-size", "4"], "bench ingest"),
         "bench reindex": (["bench", "reindex", "--dataset", str(dataset), "--model", "hash:128"], "bench reindex"),
@@ -95,14 +99,14 @@ def _run_with_stderr(monkeypatch, args: list[str], stream: str) -> str:
     return b"".join(chunks).decode(errors="replace")
 
 
-@pytest.mark.parametrize("name", ["ingest", "reindex", "eval", "bench ingest", "bench reindex"])
+@pytest.mark.parametrize("name", ["ingest", "reindex", "index", "eval", "bench ingest", "bench reindex"])
 def test_a_terminal_gets_a_progress_bar_on_stderr(commands, monkeypatch, capsys, name):
     args, label = commands[name]
     shown = _run_with_stderr(monkeypatch, args, "pty")
     assert label in shown and "100%" in shown, shown
 
 
-@pytest.mark.parametrize("name", ["ingest", "reindex", "eval", "bench ingest", "bench reindex"])
+@pytest.mark.parametrize("name", ["ingest", "reindex", "index", "eval", "bench ingest", "bench reindex"])
 @pytest.mark.parametrize("how", ["--json on a terminal", "a pipe"])
 def test_json_or_a_pipe_gets_nothing_extra(commands, monkeypatch, capsys, name, how):
     args, _ = commands[name]
