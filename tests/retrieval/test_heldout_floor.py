@@ -1,11 +1,13 @@
-"""The held-out answers floor (issue 24, point 3): heldout-a.yaml, written blind before the
-extraction and answer changes it measures and never tuned on, answered offline. The issue's target
-is 90 %; this asserts the floor reached, so that a change that loses held-out answers fails here:
-122 of 174 here (the tests' hash embedder; `memoryweb eval scenarios` with the local model gives
-123 = 0.707), from 108 = 0.621 before the change. The development set
-heldout-b.yaml (tuned on) has its own floor: 68 of 68 since the second pass of issue 24 (53 before),
-which says only that what was tuned holds. Through recorded model replies: not done (there are
-no recordings for these suites' 223 statements)."""
+"""The held-out answers floors (issue 24, point 3), answered offline, each suite written blind before
+the extraction and answer change it measures and never tuned on; the issue's target is 90 %, and
+these assert the floors reached, so that a change that loses held-out answers fails here.
+heldout-a.yaml: 138 of 174 here (the tests' hash embedder; `memoryweb eval scenarios` with the
+local model gives 140 = 0.805), from 108 = 0.621 before the first pass of issue 24 and 124 before
+the second. heldout-c.yaml (written blind before the second pass): 87 of 167 (0.521, the same with
+the local model), from 81 = 0.485 before it. The development set heldout-b.yaml (tuned on) has its
+own floor: 68 of 68 since the second pass (53 before), which says only that what was tuned holds.
+Through recorded model replies: not done (no model is reachable here to record replies for these
+suites' statements)."""
 
 from pathlib import Path
 
@@ -18,10 +20,10 @@ SCENARIOS = Path(__file__).parents[2] / "retrieval" / "scenarios"
 TARGET = 0.90  # the issue's; not reached offline
 
 
-@pytest.mark.parametrize("suite, right, questions", [("heldout-a.yaml", 122, 174), ("heldout-b.yaml", 68, 68)])
+@pytest.mark.parametrize("suite, right, questions", [("heldout-a.yaml", 138, 174), ("heldout-b.yaml", 68, 68), ("heldout-c.yaml", 87, 167)])
 def test_the_held_out_suites_answer_at_their_floor_offline(cast, suite, right, questions):
     report = run_scenarios(owner=cast.owner, path=SCENARIOS / suite)
     assert report["provider"] == "offline" and report["failed_extractions"] == 0 and report["questions"] == questions
     assert report["right"] >= right, [w["question"] for w in report["wrong"]]
-    if suite == "heldout-a.yaml":
+    if suite != "heldout-b.yaml":
         assert right / questions < TARGET  # when the target is reached, raise the floor to it
