@@ -301,6 +301,10 @@ def test_the_episode_page_shows_the_neighbouring_turns_of_its_session(pages, cas
     page = text(pages.owner.get(episode_url(middle)))
     assert "Hi there" in page and "Nice!" in page and 'class="this" aria-current="true"' in page
     assert 'hx-trigger="every 1s"' in page  # pending: the status polls
+    # Each neighbour links to its own episode (read by turn, `selectors.turns_around`), not to this one.
+    for neighbour in Episode.objects.filter(text__in=["Hi there", "Nice!"]):
+        assert f'href="{episode_url(neighbour)}"' in page
+    assert f'href="{episode_url(middle)}"' not in page
 
 
 def test_another_teams_episode_is_a_404(pages, memory, foreign):
