@@ -202,11 +202,14 @@ class _Counting:
 def scope_delete_throwaway(*, scope: Scope) -> None:
     """Delete a benchmark scope and everything in it. The search index goes first, in bulk (a
     benchmark's can hold a million rows); then facts: they protect their entities and the facts
-    they supersede from deletion."""
+    they supersede from deletion. A large scope's own HNSW graphs go with it (empty, they would
+    stay in the catalogue)."""
     from memories.models import Embedding, Entity, EntityAlias, Mention, Session
+    from memories.services.vectors import scope_graphs_drop
     from retrieval.models import CorpusStat, IndexState, Posting, SearchDocument, TermStat
 
     with transaction.atomic():
+        scope_graphs_drop(scope_id=scope.pk)
         for model in (Posting, Embedding, TermStat, CorpusStat, IndexState):
             model.objects.filter(scope=scope).delete()  # no rows point at these: one DELETE each
         SearchDocument.objects.filter(scope=scope).delete()

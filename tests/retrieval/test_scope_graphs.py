@@ -120,3 +120,15 @@ def test_memoryweb_index_refuses_a_scope_the_user_cannot_write(cast):
         call_command("index", "--scope", "bravo", "--as", "owner")  # another team's scope: not found
     with pytest.raises(CommandError):
         call_command("index", "--scope", "alpha", "--as", "viewer")  # read-only: forbidden
+
+
+def test_a_deleted_benchmark_scope_takes_its_graphs_with_it(cast, large):
+    from retrieval.bench_ingest import scope_delete_throwaway
+
+    ingest_sessions_bulk(scope=cast.scope_a, sessions=corpus_lines(400), actor=Principal(user=cast.owner), enqueue=False)
+    embedder = get_embedder()
+    index_pending(scope=cast.scope_a, full=True, embedder=embedder)
+    assert scope_graphs(scope_id=cast.scope_a.pk, model=embedder.name) == GRAPHS
+    scope_id = cast.scope_a.pk
+    scope_delete_throwaway(scope=cast.scope_a)
+    assert scope_graphs(scope_id=scope_id, model=embedder.name) == set()
