@@ -29,6 +29,7 @@ from accounts.permissions import Access, Principal, require
 from memoryweb.errors import Conflict, InvalidInput
 from memoryweb.providers.embedders import Embedder, configured_embedder_name, embedder_build
 from memories.models import Embedding, EmbeddingTarget, Scope
+from memories.services.vectors import scope_graphs_drop_on_commit
 from retrieval.embedder import scope_model
 from retrieval.heal import entity_vectors_backfill
 from retrieval.indexing import documents_embed_missing, scope_lock
@@ -132,6 +133,7 @@ def vectors_drop_old(*, principal: Principal | None, scope: Scope, model: str) -
         old = Embedding.objects.filter(scope=scope).exclude(model=embedder.name)
         models = sorted(set(old.values_list("model", flat=True)))
         dropped = old.delete()[0]
+        scope_graphs_drop_on_commit(scope_id=scope.pk, keep_model=embedder.name)  # the old models' own graphs
         if dropped:
             audit_record(principal=principal, action="scope.vectors_drop", target_type="scope", target_id=scope.public_id,
                          scope=scope, before={"models": models}, after={"model": embedder.name, "vectors_dropped": dropped})

@@ -8,7 +8,9 @@ flow, so it is a signal: each deleted row is noted, and after the commit
 `retrieval.indexing.deleted_rows_unindex` takes what is still indexed out, under the scope's
 lock. Notes of a transaction that rolled back are harmless (rows that exist are skipped) and go
 with the next commit's. Raw SQL deletes send no signal; the index task's full sweep
-(`orphans_remove`) finds those.
+(`orphans_remove`) finds those. A deleted scope (the Django admin, a shell) takes its own HNSW
+graphs (memories/services/vectors.py) with it after the commit: partial indexes over no rows
+would stay in the catalogue, weighed by the planner for every vector query.
 """
 
 import logging
@@ -17,7 +19,8 @@ import threading
 from django.db import transaction
 from django.db.models.signals import post_delete
 
-from memories.models import Episode, Fact, Turn
+from memories.models import Episode, Fact, Scope, Turn
+from memories.services.vectors import scope_graphs_drop_on_commit
 from retrieval.indexing import DeletedRow, deleted_rows_unindex
 
 logger = logging.getLogger("memoryweb.retrieval")
@@ -57,7 +60,12 @@ def turn_deleted(sender, instance: Turn, **kwargs) -> None:
     _note(DeletedRow(instance.scope_id, "turn", instance.pk, instance.session_id, instance.position))
 
 
+def scope_deleted(sender, instance: Scope, **kwargs) -> None:
+    scope_graphs_drop_on_commit(scope_id=instance.pk)
+
+
 def connect() -> None:
     post_delete.connect(fact_deleted, sender=Fact, dispatch_uid="retrieval.fact_deleted")
     post_delete.connect(episode_deleted, sender=Episode, dispatch_uid="retrieval.episode_deleted")
     post_delete.connect(turn_deleted, sender=Turn, dispatch_uid="retrieval.turn_deleted")
+    post_delete.connect(scope_deleted, sender=Scope, dispatch_uid="retrieval.scope_deleted")

@@ -122,15 +122,26 @@ def scope_graphs_build(*, scope: Scope, embedder: Embedder) -> list[str]:
     return built
 
 
-def scope_graphs_drop(*, scope_id: int) -> None:
-    """Drop a scope's graphs (every model's): its rows are gone or going."""
+def scope_graphs_drop(*, scope_id: int, keep_model: str = "") -> None:
+    """Drop a scope's graphs: every model's (its rows are gone or going), or every model's but
+    `keep_model` (the old models' vectors are dropped). Outside a transaction CONCURRENTLY, so the
+    drop does not hold every scope's vector reads and writes behind its table lock; callers inside
+    one drop after the commit (`scope_graphs_drop_on_commit`)."""
+    keep = {scope_graph_name(scope_id=scope_id, target_type=t, model=keep_model) for t in DOC_TARGET_TYPES} if keep_model else set()
+    concurrently = "" if connection.in_atomic_block else " CONCURRENTLY"
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT indexname FROM pg_indexes WHERE tablename = 'retrieval_embedding' AND indexname LIKE %s",
             [f"retr\\_hnsw\\_s{int(scope_id)}\\_%"],
         )
         for (name,) in cursor.fetchall():
-            cursor.execute(f'DROP INDEX IF EXISTS "{name}"')
+            if name not in keep:
+                cursor.execute(f'DROP INDEX{concurrently} IF EXISTS "{name}"')
+
+
+def scope_graphs_drop_on_commit(*, scope_id: int, keep_model: str = "") -> None:
+    """`scope_graphs_drop` once the current transaction commits (nothing if it rolls back)."""
+    transaction.on_commit(lambda: scope_graphs_drop(scope_id=scope_id, keep_model=keep_model))
 
 
 def embed_and_store(*, scope: Scope, target_type: str, items: Sequence[tuple[int, str]], embedder: Embedder | None = None) -> int:

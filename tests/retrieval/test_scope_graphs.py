@@ -11,11 +11,11 @@ from django.core.management.base import CommandError
 from django.db import connection
 
 from accounts.permissions import Principal
-from memoryweb.providers.embedders import get_embedder
-from memories.models import Embedding
+from memoryweb.providers.embedders import embedder_build, get_embedder
+from memories.models import Embedding, Scope
 from memories.services.bulk_ingest import ingest_sessions_bulk
 from memories.services.ingest import ingest_session
-from memories.services.vectors import scope_graphs, scope_graphs_drop
+from memories.services.vectors import scope_graph_name, scope_graphs, scope_graphs_drop
 from retrieval import indexing
 from retrieval.indexing import index_pending
 from retrieval.models import Collection, SearchDocument
@@ -132,3 +132,35 @@ def test_a_deleted_benchmark_scope_takes_its_graphs_with_it(cast, large):
     scope_id = cast.scope_a.pk
     scope_delete_throwaway(scope=cast.scope_a)
     assert scope_graphs(scope_id=scope_id, model=embedder.name) == set()
+
+
+def test_a_scope_deleted_in_the_orm_takes_its_graphs_with_it_after_the_commit(cast, large, django_capture_on_commit_callbacks):
+    ingest_sessions_bulk(scope=cast.scope_a, sessions=corpus_lines(400), actor=Principal(user=cast.owner), enqueue=False)
+    embedder = get_embedder()
+    index_pending(scope=cast.scope_a, full=True, embedder=embedder)
+    scope_id = cast.scope_a.pk
+    assert scope_graphs(scope_id=scope_id, model=embedder.name) == GRAPHS
+    with django_capture_on_commit_callbacks(execute=True):
+        Scope.objects.filter(pk=scope_id).delete()  # what the Django admin's delete does
+        assert scope_graphs(scope_id=scope_id, model=embedder.name) == GRAPHS  # not before the commit
+    assert scope_graphs(scope_id=scope_id, model=embedder.name) == set()
+
+
+def test_dropping_the_old_model_s_vectors_drops_its_graphs_and_keeps_the_new_model_s(cast, large, django_capture_on_commit_callbacks):
+    from retrieval.reindex import scope_reindex, vectors_drop_old
+
+    ingest_sessions_bulk(scope=cast.scope_a, sessions=corpus_lines(400), actor=Principal(user=cast.owner), enqueue=False)
+    old = get_embedder()
+    index_pending(scope=cast.scope_a, full=True, embedder=old)
+    owner = Principal(user=cast.owner)
+    scope_reindex(principal=owner, scope=cast.scope_a, model="local")
+    new = embedder_build("local")
+    with connection.cursor() as cursor:  # as if the new model's graphs had been built too
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE; SET CONSTRAINTS ALL DEFERRED")
+        cursor.execute(f'CREATE INDEX "{scope_graph_name(scope_id=cast.scope_a.pk, target_type="doc_turn", model=new.name)}"'
+                       " ON retrieval_embedding (id) WHERE false")
+    with django_capture_on_commit_callbacks(execute=True):
+        vectors_drop_old(principal=owner, scope=cast.scope_a, model="local")
+    assert scope_graphs(scope_id=cast.scope_a.pk, model=old.name) == set()
+    assert scope_graphs(scope_id=cast.scope_a.pk, model=new.name) == {"doc_turn"}
+    scope_graphs_drop(scope_id=cast.scope_a.pk)
