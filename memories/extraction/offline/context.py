@@ -12,6 +12,7 @@ class Clause:
     typed_lowercase: bool
     valid_from: datetime | None = None
     corrects: str | None = None  # "I moved to Munich, not Berlin": the value said wrongly before
+    topic: str | None = None  # "Version control news: we migrated …": the function a label before a colon names
 
 
 @dataclass

@@ -6,7 +6,7 @@ import re
 from memories.extraction.offline.context import Clause, Context
 from memories.extraction.offline.facts import fact_add, relation_sentence
 from memories.extraction.offline.predicates import predicate_read
-from memories.extraction.offline.rules.team import TEAM_THINGS, decision_said, our_detail, recurring, singular, time_value
+from memories.extraction.offline.rules.team import TEAM_THINGS, decision_said, our_detail, owner_said, recurring, singular, time_value
 from memories.extraction.vocabulary import CORRECTION_ATTRIBUTE, CORRECTS_CURRENT
 from memories.extraction.offline.values import cut_value, job_title, plain_value, proper_name, snake_case
 from memories.extraction.offline.words import NAME, NOT_NAMES, PET_RE, PETS, PREDICATE_VERBS, RELATION_RE, RELATIONS
@@ -70,6 +70,17 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
         return previous_subject  # plans, wishes and hypotheticals are not facts (a decision about the future is one)
     if decision_said(text, clause, ctx):
         return ctx.we
+    if owner_said(text, clause, ctx):
+        return ctx.speaker
+    # "Ruben is now our tech lead", "Mara has become the team's designer": a role in the team
+    if ctx.team and (m := re.match(rf"^(?P<who>{NAME}(?:\s+{NAME})?)\s+(?:is|has been|became|has become|was made|got promoted to)\s+(?:now\s+|officially\s+)?"
+                                   r"(?:our|the team's|the)\s+(?:new\s+)?(?P<role>[\w\- ]{2,40})$", text)):
+        role = job_title(m["role"], strict=True)
+        if role and m["who"].split()[0].lower() not in NOT_NAMES:
+            fact_add(ctx, clause, m["who"], "role", role, confidence=0.85)
+            ctx.subject_kinds.setdefault(m["who"], "person")
+            ctx.last_third_person = m["who"]
+            return m["who"]
     # "Blue is my favorite color"
     if m := re.match(r"^(?P<value>.+?)\s+(?:is|are)\s+my\s+(?:all-time\s+|absolute\s+)?favou?rite\s+(?P<what>[a-z]+(?:\s+[a-z]+)?)$", text, re.I):
         value = plain_value(m["value"])

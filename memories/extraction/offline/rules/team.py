@@ -19,7 +19,7 @@ from memories.extraction.vocabulary import REPLACEMENT_ATTRIBUTE, TOOL_WORDS, ca
 # A function is a few plain words ("the billing service", "tickets", "CI", "on-call").
 _FUNCTION = r"(?P<fn>(?:the\s+|our\s+|my\s+)?[\w][\w\-]*(?:\s+[\w][\w\-]*){0,3}?)"
 _NOT_A_FUNCTION = {"my", "his", "her", "their", "your", "family", "kids", "house", "home", "in", "back", "out", "away", "here"}
-_OWN = r"own|owns|owned|maintain|maintains|am responsible for|is responsible for|are responsible for|am in charge of|is in charge of|" \
+_OWN = r"own|owns|owned|maintain|maintains|(?:am |is |are )?taking ownership of|took ownership of|take ownership of|takes ownership of|am responsible for|is responsible for|are responsible for|am in charge of|is in charge of|" \
        r"are in charge of|took over|have taken over|has taken over|am the owner of|is the owner of|are the owners of"
 _LEAD = r"lead|leads|led|run|runs|ran|head|heads|headed|manage|manages|managed|am the lead of|is the lead of|am the head of|is the head of"
 
@@ -179,7 +179,7 @@ _SWITCH_VERBS = {"move", "switch", "migrate", "change", "replace", "swap", "tran
                   "want", "hope", "consider", "think", "try", "look", "need"}
 
 
-def _verb_base(verb: str) -> str:
+def verb_base(verb: str) -> str:
     """"deploys" / "deployed" / "deploying" → "deploy", "tracks" → "track" (the noun a function is named by)."""
     verb = verb.lower()
     for suffix, back in (("ying", "y"), ("ing", ""), ("ied", "y"), ("ed", ""), ("es", ""), ("s", "")):
@@ -205,7 +205,7 @@ def _tool_by_verb(t: str, subject: str, clause: Clause, ctx: Context, confidence
         return False
     m = re.match(r"^(?:(?:am|is|are|was|were)\s+|been\s+)?(?P<verb>[a-z]{3,})\s+(?:(?P<obj>(?:the\s+|our\s+)?[a-z][\w\-]*(?:\s+[a-z][\w\-]*){0,2}?)\s+)?"
                  r"(?P<prep>with|on|via|through|using|in|into|to)\s+(?P<tool>.+)$", t, re.I)
-    if not m or m["verb"].lower() in _NOT_TOOL_VERBS or m["verb"].lower() in _NOT_A_FUNCTION or _verb_base(m["verb"]) in _SWITCH_VERBS:
+    if not m or m["verb"].lower() in _NOT_TOOL_VERBS or m["verb"].lower() in _NOT_A_FUNCTION or verb_base(m["verb"]) in _SWITCH_VERBS:
         return False  # switches have their own shapes (and "we are moving the docs to Notion next week" is a plan)
     obj = (m["obj"] or "").strip()
     if m["prep"].lower() in {"in", "into", "to"} and (not obj or obj.lower().split()[-1].rstrip("s") in TEAM_THINGS):
@@ -215,7 +215,7 @@ def _tool_by_verb(t: str, subject: str, clause: Clause, ctx: Context, confidence
     tool = _tool(m["tool"], clause)
     if not tool or not tool[:1].isupper() or tool.split()[0].lower() in NOT_NAMES or re.match(r"^\d", tool):
         return False
-    function = obj or _verb_base(m["verb"])
+    function = obj or verb_base(m["verb"])
     attribute = tool_attribute(function)
     if attribute == "uses":
         return False
@@ -233,14 +233,49 @@ def _replaced(ctx: Context, clause: Clause, subject: str, old: str, new: str, co
 def _handed_over(t: str, subject: str, clause: Clause, ctx: Context, confidence: float) -> bool:
     """"Yusuf handed the billing pipeline over to Hana", "passed on-call to Tomasz": the receiver
     owns it now (which ends the giver's ownership: owns holds one subject per value)."""
-    m = re.match(rf"^(?:handed|passed|gave|transferred|handed over|passed on)\s+(?:over\s+)?(?P<what>.+?)\s+(?:over\s+|on\s+)?to\s+(?P<who>{NAME}(?:\s+{NAME})?)$", t, re.I)
+    t = re.sub(r"^(?:am|is|are)\s+(hand|pass|giv|transferr)ing\b", lambda v: {"hand": "handed", "pass": "passed", "giv": "gave", "transferr": "transferred"}[v[1].lower()], t, flags=re.I)
+    # "Kofi handed me the Steam store page", "gave Tomasz the netcode": the receiver said first
+    if m := re.match(rf"^(?:handed|passed|gave|transferred)\s+(?:over\s+)?(?P<who>me|us|{NAME}(?:\s+{NAME})?)\s+(?P<what>(?:the|our|my)\s+.+?)(?:\s+(?:over|now))?$", t, re.I):
+        pass
+    else:
+        m = re.match(rf"^(?:handed|passed|gave|transferred|handed over|passed on)\s+(?:over\s+)?(?P<what>.+?)\s+(?:over\s+|on\s+)?to\s+(?P<who>me|{NAME}(?:\s+{NAME})?)$", t, re.I)
     if not m:
         return False
-    what = re.sub(r"^(?:the|our|my)\s+", "", m["what"].strip(), flags=re.I)
+    if m["who"].lower() == "us":
+        return False
+    who = ctx.speaker if m["who"].lower() == "me" else m["who"]
+    what = re.sub(r"^(?:the|our|my)\s+", "", cut_value(m["what"].strip()), flags=re.I)
     if not what or len(what.split()) > 5 or what.split()[0].lower() in {"a", "an", "it", "this", "that", "them", "him", "her"}:
         return False
-    fact_add(ctx, clause, m["who"], "owns", what, confidence=confidence)
-    ctx.subject_kinds.setdefault(m["who"], "person")
+    fact_add(ctx, clause, who, "owns", what, confidence=confidence)
+    ctx.subject_kinds.setdefault(who, "person")
+    return True
+
+
+_MINE = re.compile(
+    r"^(?:all\s+of\s+)?(?:the\s+|our\s+)?(?P<what>[\w][\w\-' ]{1,50}?)\s+(?:is|are|was|were|has been|have been)\s+(?:now\s+|all\s+|officially\s+)*"
+    r"(?P<whose>mine|hers|his|(?:owned|run|maintained|led|looked after|handled)\s+by\s+me)(?:\s+to\s+(?P<verb>run|lead|own|manage|maintain|look after))?"
+    r"(?:\s+now)?(?:\s*[,;:].*)?$",
+    re.I,
+)
+
+
+def owner_said(text: str, clause: Clause, ctx: Context) -> bool:
+    """Ownership said from the thing, with a possessive pronoun: "the art pipeline is mine",
+    "the telemetry dashboards are mine now", "all of the game's audio is mine: …", "the Discord
+    server is mine to run", "the localization pipeline is owned by me" → the speaker owns it
+    ("his" / "hers": the person last named). In a team's scope only."""
+    m = _MINE.match(text.strip(" ."))
+    if not ctx.team or not m:
+        return False
+    what = m["what"].strip()
+    if what.split()[0].lower() in NOT_NAMES | {"it", "that", "this", "which", "one"} or len(what.split()) > 5:
+        return False
+    whose = m["whose"].lower()
+    who = ctx.last_third_person if whose in {"his", "hers"} else ctx.speaker
+    if not who:
+        return False
+    fact_add(ctx, clause, who, "owns", what, confidence=0.85, sentence=f"{who} owns {what}.")
     return True
 
 
@@ -392,6 +427,8 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
     words = what.lower().split()
     thing = snake_case(what)
     value = m["value"].strip(" .")
+    if re.match(r"(?:mine|yours|his|hers|ours|theirs)\b", value, re.I):
+        return False  # "the billing service was mine until March": an owner, not a value of the thing
     team_thing = bool(words) and (words[-1] in TEAM_THINGS or known_function(what))
     if the and not team_thing:
         return False
