@@ -41,9 +41,9 @@ _WRONG_ABOUT = re.compile(
 
 # A label before a colon that heads a statement ("Heads up: …", "Personal news: …", "Version
 # control news: …", "Decision from the leads meeting: …", "Typo yesterday: …"): at most five
-# words, no verb of its own that the rest needs. Its words may say that the statement is a
+# words (seven when it says it corrects), no "is" of its own. Its words may say that the statement is a
 # correction or a decision, or name the function a switch is about.
-_LABEL = re.compile(r"^(?P<label>[A-Za-z][\w'\-]*(?:[ ,]+[\w'\-]+){0,5}?)\s*:\s+(?P<rest>\S.*)$")
+_LABEL = re.compile(r"^(?P<label>[A-Za-z][\w'\-]*(?:[ ,]+[\w'\-]+){0,7}?)\s*:\s+(?P<rest>\S.*)$")
 _LABEL_CORRECTS = re.compile(r"\b(?:wrong|typo|misspoke|mistake|correction|corrected|off by|my bad|oops|sorry)\b", re.I)
 _LABEL_DECIDES = re.compile(r"\b(?:decision|decided|agreed|agreement|consensus|verdict|resolved|voted)\b", re.I)
 
@@ -56,7 +56,7 @@ def label_taken(sentence: str) -> tuple[str, str | None, str]:
         return sentence, None, ""
     label = m["label"]
     kind = "corrects" if _LABEL_CORRECTS.search(label) else "decides" if _LABEL_DECIDES.search(label) else None
-    if kind is None and re.search(r"\b(?:is|are|was|were|am)\b", label, re.I):
+    if kind is None and (re.search(r"\b(?:is|are|was|were|am)\b", label, re.I) or len(label.split()) > 5):
         return sentence, None, ""  # "the art pipeline is mine: …" is a statement, not a label
     return m["rest"], kind, label
 
@@ -125,7 +125,7 @@ _SUBJECT_START = r"(?:i|we|he|she|my)\b"
 _CLAUSE_SPLIT = re.compile(
     rf";|\s+-+\s+|,?\s+(?:and|but|so|because|although|though|while|whereas|since|plus|and then|and now|but now)\s+(?={_SUBJECT_START})"
     rf"|,\s+(?={_SUBJECT_START})|,?\s+(?:and|and then|and also|then)\s+(?={PREDICATE_VERBS}\b)"
-    r"|,\s+(?:and|but|so)\s+(?=(?:the|our)\s)|,\s+(?:which|who|where|so|but)\b|,\s+(?=(?:based|living|located)\s+in\b)"
+    r"|,\s+(?:and|but|so)\s+(?=(?:the|our)\s)|\s+and\s+(?=(?:the|our)\s+[\w\- ]{1,30}?\s+(?:is|are|was|were|has|have)\s)|,\s+(?:which|who|where|so|but)\b|,\s+(?=(?:based|living|located)\s+in\b)"
     r"|,\s+(?=(?-i:[A-Z])\w+(?:\s+(?-i:[A-Z])\w+)?\s+(?:is|was|were|are|has|had)\b)",
     re.I,
 )

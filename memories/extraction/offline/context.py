@@ -25,6 +25,7 @@ class Context:
     subject_kinds: dict[str, str] = field(default_factory=dict)
     last_third_person: str | None = None
     event_at: datetime | None = None
+    last_thing: str | None = None  # the head of the team thing last read: "the North American ones" are servers
 
     @property
     def we(self) -> str:

@@ -36,7 +36,7 @@ _DATE_PATTERNS: list[tuple[str, re.Pattern]] = [
     ("for", re.compile(rf"\bfor\s+(?:the\s+(?:last|past)\s+)?({_NUM}|\d+)\s+({_UNIT})\b", re.I)),
     ("last_unit", re.compile(r"\b(last|this|past)\s+(week|weekend|month|year|night|morning|evening|afternoon)\b", re.I)),
     ("season", re.compile(r"\b(last|this|in the)\s+(summer|winter|spring|fall|autumn)\b", re.I)),
-    ("weekday", re.compile(rf"\b(?:(last|this|on)\s+)({_WEEKDAYS})\b", re.I)),
+    ("weekday", re.compile(rf"\b(?:(last|this|on)\s+)({_WEEKDAYS})\b(?!\s+(?:mornings|afternoons|evenings|nights)\b)", re.I)),
     ("month", re.compile(rf"\b(?:(since|from)\s+|(?:back\s+)?in\s+|last\s+)(?:early\s+|late\s+|mid-?\s*)?({_MONTHS})\b(?!\s+\d)", re.I)),
     ("day", re.compile(r"\b(yesterday|today|tonight|the other day|earlier today)\b", re.I)),
 ]

@@ -63,7 +63,7 @@ def team_said_as_we(text: str, ctx: Context) -> str:
 def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> str | None:
     """Facts from one clause; returns its subject, which a following subjectless clause inherits."""
     text = clause.text
-    if ctx.team and re.match(r"^(?:the|our)\s+[\w\- ]{1,40}?\s+will (?:be(?: held)?|take place|happen)\s+(?:in|at|on)\s+", text, re.I):
+    if ctx.team and re.match(r"^(?:the|our)\s+[\w\-. ]{1,40}?\s+will (?:be(?: held)?|take place|happen)\s+(?:(?:in|at|on)\s+|[$€£]?\d)", text, re.I):
         text = re.sub(r"\s+will (?:be(?: held)?|take place|happen)\s+", " is ", text, count=1)  # "the 2026 offsite will be in Tirana": a team's event, as set
     decided = re.search(r"\b(?:decided|agreed|decision|resolved|voted|concluded)\b", text, re.I)
     if not decided and re.search(r"\bnever\b|\bif\b|\bwould\b|\bwill\b|\bmight\b|\bcould\b|\bshould\b|\bwant(?:s|ed)? to\b|\bhope\b|\bwish\b", text, re.I):
@@ -109,7 +109,7 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
     if not text.strip():
         return previous_subject
     bare_thing = singular(text.split()[0]).lower() in TEAM_THINGS  # "standup has moved …", after "my mistake:" too
-    if ctx.team and (text[:1].isupper() or bare_thing) and text.split()[0].lower() not in NOT_NAMES and our_detail(text[0].lower() + text[1:], clause, ctx, the=True):
+    if ctx.team and (text[:1].isupper() or bare_thing or clause.topic or clause.corrects) and text.split()[0].lower() not in NOT_NAMES and our_detail(text[0].lower() + text[1:], clause, ctx, the=True):
         return ctx.we
     # "Actually, it's Porto, not Lisbon": the speaker's fact whose value is Lisbon, corrected.
     # "Sorry, I meant Porto, not Lisbon": the right value alone.

@@ -303,14 +303,14 @@ _WEEKDAYS = r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?"
 _SEGMENT = re.compile(r"(?:^|,?\s+)(?:still\s+|now\s+)?(?P<prep>on|at|in|every)\s+(?P<what>.+?)(?=(?:,?\s+(?:still\s+|now\s+)?(?:on|at|in|every)\s)|$)", re.I)
 
 
-def event_details(thing: str, what: str, value: str, clause: Clause, ctx: Context) -> bool:
+def event_details(thing: str, what: str, value: str, clause: Clause, ctx: Context, *, event: bool = False) -> bool:
     """"The retro is on Wednesdays at 3pm in the Kelp room", "standup is at 10:00 in the Kelp
     room": a team event's day (retro_schedule), time (retro_time) and place (retro_place), each
     its own single-valued fact. Only when at least two are said, or a day or a place with "the"."""
     parts = {}
     for seg in _SEGMENT.finditer(value):
         prep, said = seg["prep"].lower(), seg["what"].strip(" .,")
-        if (prep in {"on", "every"} and re.fullmatch(rf"(?:every\s+|each\s+)?(?:other\s+)?{_WEEKDAYS}", said, re.I)) or prep == "every":
+        if (prep in {"on", "every"} and re.fullmatch(rf"(?:every\s+|each\s+)?(?:other\s+)?{_WEEKDAYS}(?:\s+(?:morning|afternoon|evening|night)s?)?", said, re.I)) or prep == "every":
             parts.setdefault("schedule", (f"every {said}" if prep == "every" else f"on {said}"))
         elif prep == "at" and time_value(said):
             parts.setdefault("time", time_value(said))
@@ -318,7 +318,7 @@ def event_details(thing: str, what: str, value: str, clause: Clause, ctx: Contex
             parts.setdefault("place", place)
         else:
             return False
-    if len(parts) < 2 and not (set(parts) == {"schedule"} and what.lower().split()[-1] in TEAM_THINGS):
+    if len(parts) < 2 and not (set(parts) == {"schedule"} and (what.lower().split()[-1] in TEAM_THINGS or event)):
         return False  # one day alone only of a team's event ("demos are on Thursdays")
     for kind, said in parts.items():
         label = {"schedule": f"The {what} is {said}.", "time": f"The {what} is at {said}.", "place": f"The {what} is in {said}."}[kind]
@@ -335,7 +335,7 @@ def _room(said: str) -> str | None:
 # Words before a team thing that say how often it comes, not which one it is ("our weekly demo").
 _HOW_OFTEN = re.compile(r"^(?:(?:weekly|daily|monthly|yearly|annual|quarterly|regular|usual|fortnightly|biweekly|bi-weekly|team)\s+)+", re.I)
 # Verbs that place a team's event, read as "is in / at / on" ("the demo happens in the Larch room").
-_HAPPENS = re.compile(r"^(?P<what>[a-z0-9][\w\-' ]{1,40}?)\s+(?:happens|happened|takes place|took place|has taken place|will take place|"
+_HAPPENS = re.compile(r"^(?P<what>[a-z0-9][\w\-' ]{1,40}?)\s+(?:happens|happen|happened|takes place|took place|has taken place|will take place|"
                       r"(?:is|are|was|were|will be|has been|have been)\s+(?:held|happening|taking place)|meets|met)\s+"
                       r"(?P<prep>in|at|on)\s+", re.I)
 
@@ -362,6 +362,21 @@ def _thing_said(rest: str) -> str:
     return rest
 
 
+_STRONG = re.compile(r"^(?:(?:in|at|on)\s+(?:the\s+)?)?(?:[$€£]?\d|(?-i:[A-Z])\w)", re.I)
+
+
+def _strong_value(value: str) -> bool:
+    """A value that makes "the X is Y" a fact of a team thing outside the known list: a name
+    ("Android 9"), a number or an amount ("$24.99", "120,000 dollars"), a date or a place
+    ("in Frankfurt", "at the Studio Lab"); not a word that describes ("great", "out of control")."""
+    value = value.strip()
+    if not _STRONG.match(value):
+        return False
+    first = re.sub(r"^(?:(?:in|at|on)\s+(?:the\s+)?)", "", value, flags=re.I).split()[0].lower()
+    return first not in NOT_NAMES or bool(re.match(r"(?:january|february|march|april|may|june|july|august|september|october|november|december|"
+                                                   r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)", first))
+
+
 def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) -> bool:
     """The team's details, said as "our X …" (or "the X …", `the`, where X must be a team thing
     or a function, since "the kids are great" is no fact of the team). In a team's scope only:
@@ -372,7 +387,9 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
     Tomasz" → Tomasz leads on-call; "the budget is 40,000 euros" → budget."""
     if not ctx.team:
         return False
-    rest = _thing_said(" ".join(rest.split()))
+    rest = " ".join(rest.split())
+    recurring_said, happens = bool(_HOW_OFTEN.match(rest)), bool(_HAPPENS.match(_HOW_OFTEN.sub("", rest)))
+    rest = _thing_said(rest)
     # "our CI changed from Jenkins to GitHub Actions", "the offsite moved from Lisbon to Porto": a switch said of the thing
     if (m := re.match(r"^(?P<what>[a-z][\w\-' ]{0,40}?)\s+(?:has\s+|have\s+)?(?:changed|switched|moved|went|gone|migrated)\s+from\s+(?P<a>.+?)\s+to\s+(?P<b>.+)$", rest, re.I)):
         what = m["what"]
@@ -410,7 +427,7 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
         fact_add(ctx, clause, m["who"], "owns", re.sub(r"^(?:the|our)\s+", "", m["what"], flags=re.I), confidence=0.85)
         ctx.subject_kinds.setdefault(m["who"], "person")
         return True
-    m = re.match(rf"^(?P<what>[a-z0-9][\w\-' ]{{1,40}}?)\s+(?P<verb>is|are|was|were|has been|have been)\s+{_STATE}(?P<value>.+)$", rest, re.I)
+    m = re.match(rf"^(?P<what>[a-z0-9][\w\-'. ]{{0,40}}?)\s+(?P<verb>is|are|was|were|has been|have been)\s+{_STATE}(?P<value>.+)$", rest, re.I)
     lives = re.match(rf"^(?P<what>[a-z][\w\-' ]{{1,40}}?)\s+{_STATE}(?:lives?|sits?|goes|go|runs?|ran|get sent|gets sent|"
                      rf"(?:is|are|was|were)\s+{_STATE}(?:hosted|kept|stored|written|tracked|managed|sent|filed|logged))\s+(?:in|on|at|by|with|to|into)\s+(?P<value>.+)$", rest, re.I)
     if lives and the and not (known_function(lives["what"]) or lives["what"].lower().split()[-1] in TEAM_THINGS):
@@ -424,15 +441,26 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
     if not m:
         return False
     what = m["what"].strip()
+    if re.search(r"\bones?$", what, re.I) and ctx.last_thing and len(what.split()) > 1:
+        what = re.sub(r"\bones?$", ctx.last_thing, what)  # "the North American ones" after "the EU servers"
     words = what.lower().split()
     thing = snake_case(what)
     value = m["value"].strip(" .")
+    if words:
+        ctx.last_thing = what.split()[-1]
     if re.match(r"(?:mine|yours|his|hers|ours|theirs)\b", value, re.I):
         return False  # "the billing service was mine until March": an owner, not a value of the thing
-    team_thing = bool(words) and (words[-1] in TEAM_THINGS or known_function(what))
-    if the and not team_thing:
-        return False
-    if event_details(thing, what, value, clause, ctx):
+    team_thing = bool(words) and (words[-1] in TEAM_THINGS or known_function(what) or recurring_said or happens)
+    if the and not team_thing and not (_strong_value(value) and words[0] not in NOT_NAMES | {"it", "they", "he", "she"}
+                                       and not re.search(r"'s$", words[0]) and len(words) <= 5):
+        return False  # "the kids are great": a thing of the team only when its value is a name, a number, a date or a place
+    if qualifier := re.match(r"^(?P<head>.+?)\s+(?:for|of|in)\s+(?P<q>(?:19|20)\d\d|q[1-4](?:\s+\d{4})?|h[12]|v?\d+(?:\.\d+)+|(?:the\s+)?[a-z][\w\-]*(?:\s+[a-z][\w\-]*)?)$", what, re.I):
+        # "the marketing budget for 2026", "code freeze for early access": the qualifier names which one
+        if not re.match(r"(?:the|a|an|my|our|his|her)$", qualifier["q"].split()[0], re.I):
+            which = re.sub(r"^the\s+", "", qualifier["q"], flags=re.I)
+            what = f"{which} {qualifier['head']}"
+            words, thing = what.lower().split(), snake_case(what)
+    if event_details(thing, what, value, clause, ctx, event=recurring_said or happens):
         return True
     # "the offsite is in Lisbon", "the standup is at 9:30"
     if where := re.match(r"^(?:in|at)\s+(?P<place>.+)$", value, re.I):
@@ -441,6 +469,8 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
             fact_add(ctx, clause, ctx.we, f"{thing}_time", when, sentence=f"The {what} is at {when}.")
             return True
         place = proper_name(cut_value(where["place"]), clause) or (_room(where["place"]) if words[-1] in TEAM_THINGS else None)
+        if place and (town := re.match(rf"^(?:the\s+)?{re.escape(place)}\s+in\s+(?P<town>{NAME}(?:\s+{NAME})*)", where["place"])):
+            place = f"{place}, {town['town']}"  # "the Studio Lab in Verdun": the place and its town
         if place and known_function(what) and words[-1] not in TEAM_THINGS and place[:1].isupper():
             fact_add(ctx, clause, ctx.we, tool_attribute(what), place, obj=place, obj_kind="organization")  # "our tickets are in Trello"
             return True
@@ -515,13 +545,13 @@ def recurring(text: str, clause: Clause, ctx: Context) -> bool:
 
 _MONTH = "|".join(sorted((n.lower() for n in list(calendar.month_name)[1:] + list(calendar.month_abbr)[1:]), key=len, reverse=True))
 _DUE = re.compile(
-    r"^(?P<the>the|our)\s+(?P<thing>[a-z][\w\- ]{1,40}?)\s+(?:(?:is|was|will be|has been|have been|has|have|had|got|been|is now|now)\s+)*"
+    r"^(?P<the>the|our)\s+(?P<thing>[a-z0-9][\w\-. ]{0,40}?)\s+(?:(?:is|was|will be|has been|have been|has|have|had|got|been|is now|now)\s+)*"
     r"(?:moved|pushed|postponed|rescheduled|brought forward|set|scheduled|planned|happening|due|booked|moving)?\s*(?:back\s+)?"
     r"(?:on|for|to|until)\s+(?:the\s+)?(?P<date>.+)$",
     re.I,
 )
 
-_DUE_IS = re.compile(r"^(?P<the>the|our)\s+(?P<thing>[a-z][\w\- ]{1,40}?)\s+(?:is|was)\s+(?:now\s+)?(?P<date>\d.+|[a-z]+\s+\d.+)$", re.I)
+_DUE_IS = re.compile(r"^(?P<the>the|our)\s+(?P<thing>[a-z0-9][\w\-. ]{0,40}?)\s+(?:is|was)\s+(?:now\s+)?(?P<date>\d.+|[a-z]+\s+\d.+)$", re.I)
 
 
 # A named thing whose day is set or moved ("Harbour Pass is pushed to 30 June", "Ferry Wallet moved to 4 November").
