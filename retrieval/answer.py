@@ -262,17 +262,31 @@ def _terms(text: str) -> set[str]:
     out = set()
     text = text.lower().replace("on-call", "on_call oncall")
     text = re.sub(r"\boff[- ]sites?\b", "offsite", text)  # spellings of one word
+    text = re.sub(r"\bstand[- ]ups?\b", "standup", text)
+    text = re.sub(r"\bea\b", "early access", text)  # an abbreviation teams say
     for phrase, key in FUNCTION_PHRASES.items():  # "continuous integration" is CI
         text = re.sub(rf"\b{re.escape(phrase)}\b", key, text)
     for word in re.findall(r"[a-z0-9_]+", text):
         out |= _ASKS.get(word, set())
         if word in _STOP:
             continue
-        term = _TERM_SYNONYMS.get(word) or function_key(word) or word
+        term = _word(word)
         out.add(term)
         if "_" in term:
             out.update(term.split("_"))  # "alerts" is on_call: the words of on_call_tool
     return out
+
+
+def _word(word: str) -> str:
+    """One word of a question or of an attribute's name, in one form: its synonym or function
+    (billing → payment, retreat → offsite), and "planning" as "plan" (a verb's -ing form, so
+    "what do we plan sprints in?" finds sprint_planning_place)."""
+    term = _TERM_SYNONYMS.get(word) or function_key(word) or word
+    if len(term) >= 6 and term.endswith("ing") and "_" not in term:
+        term = term[:-3]
+        if len(term) > 3 and term[-1] == term[-2] and term[-1] not in "ls":
+            term = term[:-1]
+    return term
 
 
 _TERM_SYNONYMS = {
@@ -282,11 +296,11 @@ _TERM_SYNONYMS = {
     "language": "speak", "decide": "decision", "decided": "decision", "decisions": "decision", "agree": "decision",
     "agreed": "decision", "oncall": "on",
 }
-_GENERIC_TERMS = {"tool", "date", "schedule", "place", "time", "in", "at", "of"}
+_GENERIC_TERMS = {"tool", "date", "schedule", "place", "time", "length", "in", "at", "of"}
 # What a question word asks for, in the words attribute names end with: "where is the retro?" is
 # retro_place, "which day is the retro?" retro_schedule (or a date), "what time is standup?" standup_time.
 _ASKS = {"where": {"place"}, "day": {"schedule", "date"}, "days": {"schedule"}, "when": {"date", "time", "schedule"},
-         "time": {"time"}, "often": {"schedule"}}
+         "time": {"time"}, "often": {"schedule"}, "long": {"length"}}
 
 
 def question_attributes(question: str, facts, *, as_of: datetime | None = None) -> tuple[str, ...]:
@@ -300,7 +314,7 @@ def question_attributes(question: str, facts, *, as_of: datetime | None = None) 
     said = _terms(question)
     best, best_score = None, (0, 0, 0.0)
     for attribute in sorted(facts.order_by().values_list("attribute", flat=True).distinct()[:1000]):
-        words = [_TERM_SYNONYMS.get(w) or function_key(w) or w for w in attribute.split("_")]
+        words = [_word(w) for w in attribute.split("_")]
         content = [w for w in words if w not in _GENERIC_TERMS]
         if not content or not all(w in said for w in content):
             continue
@@ -327,7 +341,7 @@ def _headed(said: set[str], facts, question: str) -> tuple[str, ...]:
     best, best_score = None, None
     rows = facts.order_by("-valid_from", "-id").values_list("attribute", flat=True)[:2000]
     for recency, attribute in enumerate(dict.fromkeys(rows)):
-        words = [_TERM_SYNONYMS.get(w) or function_key(w) or w for w in attribute.split("_")]
+        words = [_word(w) for w in attribute.split("_")]
         generic = [w for w in words if w in _GENERIC_TERMS]
         content = [w for w in words if w not in _GENERIC_TERMS]
         if len(content) < 2 or content[-1] not in said or (generic and not set(generic) & said and "tool" not in generic):
@@ -471,20 +485,29 @@ def _evidence_answer(question: str, items: list[RecallItem], *, scope: Scope | N
     said = _terms(question) - _GENERIC_TERMS
     if not said:
         return "", None
-    best, best_item, best_score = "", None, 0
-    for item in items:
+    scored = []
+    for rank, item in enumerate(items):
         for sentence in re.split(r"(?<=[.!?])\s+", item.text or ""):
             if sentence.rstrip().endswith("?"):
                 continue
-            score = len(said & _terms(sentence))
-            if score > best_score:
-                best, best_item, best_score = sentence.strip(), item, score
-    if best_item is None or best_score < min(2, len(said)):
+            scored.append((len(said & _terms(sentence)), -rank, sentence.strip(), item))
+    scored.sort(key=lambda c: (c[0], c[1]), reverse=True)
+    if not scored or scored[0][0] < min(2, len(said)):
         return "", None
+    # The best sentence that answers with a value still held: of those sharing as many words, or one fewer, with
+    # the question, the first whose span is found ("9 December for the beta, not 2 December" over the sentence
+    # that only says 2 December, superseded since); else the best one, quoted.
+    best_score = scored[0][0]
+    best, best_item, span = scored[0][2], scored[0][3], ""
+    for score, _, sentence, item in scored[:6]:
+        if score < max(best_score - 1, min(2, len(said))):
+            break
+        if found := _answering_span(question, sentence, item, scope=scope):
+            best, best_item, span = sentence, item, found
+            break
     who = f"{best_item.speaker} said" if getattr(best_item, "speaker", "") else "It was said"
     when = f" on {said_day(best_item.occurred_at)}" if best_item.occurred_at else ""
     quote = f'{who}{when}: "{best}"'
-    span = _answering_span(question, best, best_item, scope=scope)
     return (f"{span}\n{quote}" if span else quote), best_item
 
 
@@ -511,7 +534,7 @@ def _answering_span(question: str, sentence: str, item: RecallItem, *, scope: Sc
     for fact in extraction.facts:
         if fact.negated:
             continue
-        words = {_TERM_SYNONYMS.get(w) or function_key(w) or w for w in fact.attribute.split("_")} - _GENERIC_TERMS
+        words = {_word(w) for w in fact.attribute.split("_")} - _GENERIC_TERMS
         overlap = len(words & said)
         if overlap:
             candidates.append((overlap, fact.value))

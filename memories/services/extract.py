@@ -231,7 +231,7 @@ def _extract(episode: Episode, extractor: Extractor) -> ExtractionOutcome:
                 extracted = _replacement_placed(extracted, scope=scope, resolver=resolver, subjects=[speaker_entity, team_entity])
             new = _resolved(extracted, resolver=resolver, default_from=default_from, said_at=episode.occurred_at,
                             importance=extraction.importance)
-            new.attribute = _attribute_aligned(scope=scope, new=new)
+            new.attribute = _switch_attribute(scope=scope, new=new) or _attribute_aligned(scope=scope, new=new)
             if new.corrects == CORRECTS_CURRENT:  # "Correction: the offsite is in Porto": the current value was wrong
                 new.corrects = _current_value(scope=scope, new=new)
             elif new.corrects:
@@ -305,10 +305,25 @@ def _attribute_aligned(*, scope: Scope, new: NewFact) -> str:
             extra = longer[len(shorter):]  # "Ferry Wallet" of "the Ferry Wallet launch"
         else:
             continue
-        if len(mine) > len(theirs) and any(_DISTINGUISHING.match(w) for w in extra):
-            continue
+        if len(mine) > len(theirs) and (any(_DISTINGUISHING.match(w) for w in extra) or words[-1] == "tool"):
+            continue  # "in-game voice chat" is not the team's chat: a longer name of a function is another function
         return other
     return attribute
+
+
+def _switch_attribute(*, scope: Scope, new: NewFact) -> str | None:
+    """A switch names the old value ("the offsite moved from Reykjavik to Tallinn", "we moved our
+    builds from TeamCity to Buildkite"): when the subject holds that value now under another
+    attribute of a single-valued family (2026_offsite_place, ci_tool), the switch is of that one."""
+    old = normalize_value(new.previous_value or "")
+    if not old or not new.attribute.endswith(SINGLE_VALUED_SUFFIXES):
+        return None
+    held = (Fact.objects.in_scope(scope).filter(subject=new.subject, status=FactStatus.ACTIVE, value_normalized=old)
+            .order_by("-valid_from", "-id").values_list("attribute", flat=True)[:20])
+    families = [a for a in held if a.endswith(SINGLE_VALUED_SUFFIXES)]
+    if not families or new.attribute in families:
+        return None
+    return families[0]
 
 
 def _corrected_attribute(*, scope: Scope, new: NewFact) -> str:
@@ -371,7 +386,9 @@ def _correction_placed(extracted: ExtractedFact, *, scope: Scope, resolver: Reso
             continue
         active = Fact.objects.in_scope(scope).filter(subject=subject, status=FactStatus.ACTIVE)
         fact = (active.filter(value_normalized=wrong).order_by("-valid_from", "-id").first()
-                or active.filter(value_normalized__regex=rf"^{re.escape(wrong)},? \d{{4}}$").order_by("-valid_from", "-id").first())
+                or active.filter(value_normalized__regex=rf"^{re.escape(wrong)},? \d{{4}}$").order_by("-valid_from", "-id").first()
+                # "two weeks, not three" of "three weeks": the wrong value said as the first word of the held one
+                or (active.filter(value_normalized__startswith=wrong + " ").order_by("-valid_from", "-id").first() if re.search(r"^\w+$", wrong) else None))
         if fact is not None:  # "not 2 December" of "2 December 2026" too: a date said without its year
             candidates.append(fact)
             break

@@ -17,7 +17,7 @@ _DISCOURSE = re.compile(
     r"anyhow|in fact|as you know|you know|speaking of which|news|big news|update|correction|to correct myself|sorry|"
     r"i mean|i meant|wait|my mistake|my bad|scratch that|i was wrong|i misspoke|oops|let me correct that|to correct that|"
     r"that is wrong|that was wrong|that is not right|that is incorrect|i got that wrong|i had that wrong|"
-    r"to clarify|to be clear|these days|nowadays|currently|at the moment|right now|for now|as of (?:now|today)|as things stand)\b[\s,:!.-]*)+",
+    r"to clarify|to be clear|from today|starting today|from now on|effective today|effective immediately|these days|nowadays|currently|at the moment|right now|for now|as of (?:now|today)|as things stand)\b[\s,:!.-]*)+",
     re.I,
 )
 

@@ -15,10 +15,12 @@ from memories.extraction.offline.words import NAME, NOT_NAMES, PET_RE, PETS, PRE
 def correction_taken(clause: Clause) -> None:
     """"… Munich, not Berlin", "… at 10:00, not 9:30": a correction of the value said before,
     noted on the clause (`corrects`) and cut from its text."""
-    if m := re.search(r"(?:,\s*(?:and\s+)?not|\s+rather than)\s+(?:in\s+|at\s+|on\s+)?(?P<wrong>[^,]{1,60})$", clause.text, re.I):
-        wrong = time_value(m["wrong"]) or cut_value(m["wrong"]) or m["wrong"].strip(" .")
+    if m := re.search(r"(?:,\s*(?:and\s+)?not|\s+rather than)\s+(?:in\s+|at\s+|on\s+)?(?P<wrong>(?:[^,]|,(?=\d{3})){1,60})$", clause.text, re.I):
+        wrong = time_value(m["wrong"]) or (m["wrong"].strip(" .") if re.fullmatch(r"[$€£]?[\d,.]+", m["wrong"].strip(" ."))
+                                           else cut_value(m["wrong"])) or m["wrong"].strip(" .")
         if wrong:
-            clause.corrects, clause.text = wrong, clause.text[: m.start()].strip()
+            # "Ines owns localization, not me": the speaker is no value of the fact; the new holder is said
+            clause.corrects, clause.text = (None if wrong.lower() in {"me", "i", "myself", "us", "mine"} else wrong), clause.text[: m.start()].strip()
     # "the offsite is not in Lisbon, it's in Porto" → "the offsite is in Porto", correcting Lisbon
     elif m := re.match(r"^(?P<head>.+?)\s+(?P<be>is|are|was|were)\s+not\s+(?:in\s+|at\s+|on\s+)?(?P<wrong>[^,]{1,60}),\s*"
                        r"(?:(?:it|they|that|this)\s+(?:is|are|was|were)\s+|but\s+)(?P<right>.+)$", clause.text, re.I):
@@ -113,7 +115,9 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
         return ctx.we
     # "Actually, it's Porto, not Lisbon": the speaker's fact whose value is Lisbon, corrected.
     # "Sorry, I meant Porto, not Lisbon": the right value alone.
-    bare = clause.corrects and (time_value(text) or (proper_name(text, clause) if len(text.split()) <= 3 and text[:1].isupper() else None))
+    # a bare value: a time, a name of capitalised words ("Hamilton", "Google Meet"), an amount ("two weeks", "$19.99")
+    bare = clause.corrects and (time_value(text) or (proper_name(text, clause) if len(text.split()) <= 3 and all(w[:1].isupper() or w[:1].isdigit() for w in text.split()) else None)
+                                or (text if re.fullmatch(r"(?:[$€£]?\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|twelve)(?:\s+[a-z%]+){0,2}", text, re.I) else None))
     if bare:
         wrong = "" if clause.corrects == CORRECTS_CURRENT else f", not {clause.corrects}"
         fact_add(ctx, clause, ctx.speaker, CORRECTION_ATTRIBUTE, bare, sentence=f"{ctx.speaker}: {bare}{wrong}.")
@@ -146,6 +150,8 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
             if predicate_read(m["rest"], name, clause, ctx, first_person=False, confidence=0.85):
                 ctx.last_third_person = name
                 ctx.subject_kinds.setdefault(name, "person")
+            elif ctx.subject_kinds.get(name, "person") == "person" and re.match(r"(?:moved|relocated|left|joined|went|started|is|was|has)\b", m["rest"], re.I):
+                ctx.last_third_person = name  # "Priya moved to the publisher's London office; she lives in London now"
             return name
         return None
     if previous_subject and (m := re.match(r"^(?:based|living|located)\s+in\s+(?P<place>.+)$", text, re.I)):

@@ -12,9 +12,11 @@ from datetime import datetime
 
 from memories.extraction.offline.context import Clause, Context, Predicate
 from memories.extraction.offline.facts import fact_add
-from memories.extraction.offline.values import cut_value, plain_value, proper_name, snake_case
+from memories.extraction.offline.values import cut_value, job_title, plain_value, proper_name, snake_case
 from memories.extraction.offline.words import NAME, NOT_NAMES
-from memories.extraction.vocabulary import REPLACEMENT_ATTRIBUTE, TOOL_WORDS, canonical_attribute, function_key, tool_attribute
+from memories.extraction.vocabulary import (
+    FUNCTION_PHRASES, FUNCTION_SYNONYMS, REPLACEMENT_ATTRIBUTE, TOOL_WORDS, canonical_attribute, function_key, tool_attribute,
+)
 
 # A function is a few plain words ("the billing service", "tickets", "CI", "on-call").
 _FUNCTION = r"(?P<fn>(?:the\s+|our\s+|my\s+)?[\w][\w\-]*(?:\s+[\w][\w\-]*){0,3}?)"
@@ -56,7 +58,18 @@ TEAM_THINGS = frozenset(
 def known_function(fn: str) -> bool:
     words = [w for w in fn.lower().split() if w not in {"the", "our", "my", "team", "team's"}]
     return bool(words) and (" ".join(words) in _KNOWN_FUNCTIONS or words[-1] in _KNOWN_FUNCTIONS or words[-1] in TOOL_WORDS
-                            or function_key(" ".join(words)) in _KNOWN_KEYS)
+                            or function_key(" ".join(words)) in _KNOWN_KEYS | _PHRASE_KEYS)
+
+
+_PHRASE_KEYS = frozenset(FUNCTION_PHRASES.values()) | frozenset(FUNCTION_SYNONYMS.values())
+
+
+def topic_function(topic: str | None) -> str | None:
+    """The function a label names ("Version control news: …" → version control), if any."""
+    if not topic:
+        return None
+    topic = re.sub(r"\s+(?:news|update|updates|change|changes|note|notes|stuff|corner|heads up)$", "", topic.strip(), flags=re.I)
+    return topic if known_function(topic) else None
 
 
 def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confidence: float) -> bool:
@@ -67,6 +80,17 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
         return False
     if not ctx.team:
         return _reports_to(t, subject, clause, ctx, confidence)
+    # "Photon Voice replaced Vivox for in-game voice chat": the subject is the new tool (not a person: "Maya replaced Tom as lead")
+    if (m := re.match(r"^(?:replaced|has replaced|have replaced|took over from|superseded)\s+(?P<a>(?-i:[A-Z])[\w.\- ]*?)(?:\s+(?:for|as|in)\s+(?P<fn>.+))?$", t, re.I)) \
+            and subject[:1].isupper() and subject != ctx.team and ctx.subject_kinds.get(subject) != "person" \
+            and subject.casefold() != ctx.speaker.casefold() and not re.search(r"\s(?:with|by)\s", m["a"]):
+        old, fn = _tool(m["a"], clause), cut_value(m["fn"] or "")
+        if old and old[:1].isupper() and not (fn and job_title(fn, strict=True)):
+            if fn and _function_ok(fn):
+                fact_add(ctx, clause, ctx.we, tool_attribute(fn), subject, obj=subject, obj_kind="organization", previous=old, confidence=confidence)
+                return True
+            if not fn:
+                return _replaced(ctx, clause, ctx.we, old, subject, confidence)
     # "Jira was replaced by Linear": the subject is the old tool, the team the one that switched
     if (m := re.match(r"^(?:was|were|is|has been|got|have been)\s+replaced\s+(?:by|with)\s+(?P<b>.+)$", t, re.I)) and subject[:1].isupper():
         new = _tool(m["b"], clause)
@@ -86,7 +110,7 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
             return True
     # "switched from Linear to Jira for tickets", "replaced PagerDuty with Opsgenie for on-call": the function said
     # (before the shapes below that would take "Opsgenie for on-call" as the new tool)
-    if m := re.match(r"^(?:switched|migrated|moved|changed|gone|went)\s+from\s+(?P<a>.+?)\s+to\s+(?P<b>.+?)\s+(?:for|as)\s+(?P<fn>.+)$", t, re.I) or re.match(
+    if m := re.match(r"^(?:switched|migrated|moved|changed|gone|went)\s+from\s+(?P<a>.+?)\s+to\s+(?P<b>.+?)\s+(?:for|as)\s+(?!(?:my|his|her|their)\b)(?P<fn>.+)$", t, re.I) or re.match(
         r"^(?:replaced|swapped)\s+(?P<a>.+?)\s+(?:with|for)\s+(?P<b>.+?)\s+(?:for|as|on)\s+(?P<fn>.+)$", t, re.I
     ):
         old, new = _tool(m["a"], clause), _tool(m["b"], clause)
@@ -99,6 +123,14 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
                      r"|^(?:dropped|ditched|left|quit|abandoned|retired|moved away from|moved off|switched away from)\s+(?P<a2>.+?)\s+(?:for|in favou?r of)\s+(?P<b2>.+)$", t, re.I):
         old, new = _tool(m["a"] or m["a2"], clause), _tool(m["b"] or m["b2"], clause)
         if old and new and old[:1].isupper() and new[:1].isupper():
+            return _replaced(ctx, clause, subject, old, new, confidence)
+    # "we migrated from Perforce to Plastic SCM" (the team; no function said): the label's function, else the old tool's
+    if subject == ctx.team and (m := re.match(r"^(?:switched|migrated|moved|changed|gone|went)\s+(?:over\s+)?from\s+(?P<a>.+?)\s+(?:over\s+)?to\s+(?P<b>.+)$", t, re.I)):
+        old, new = _tool(m["a"], clause), _tool(m["b"], clause)
+        if old and new and old[:1].isupper() and new[:1].isupper():
+            if fn := topic_function(clause.topic):
+                fact_add(ctx, clause, subject, tool_attribute(fn), new, obj=new, obj_kind="organization", previous=old, confidence=confidence)
+                return True
             return _replaced(ctx, clause, subject, old, new, confidence)
     # "moved the CI to Buildkite": a known function switched, the old tool not said
     if m := re.match(rf"^(?:switched|migrated|moved|changed|swapped|transitioned)\s+(?:over\s+)?{_FUNCTION}\s+(?:over\s+)?to\s+(?P<b>.+)$", t, re.I):
@@ -121,6 +153,16 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
     if (m := re.match(r"^(?:moved|pushed|shifted|rescheduled|postponed|brought forward|delayed)\s+(?P<thing>(?:the|our)\s+[\w\- ]{1,40}?)\s+(?:back\s+)?(?:to|until)\s+(?P<rest>.+)$", t, re.I)) \
             and singular(m["thing"].split()[-1]).lower() in TEAM_THINGS and due_date(f"{m['thing']} moved to {m['rest']}", clause, ctx):
         return True
+    # "we've moved the studio into a bigger space in Griffintown", "moved the office to Leith": a thing of the team's new place
+    if (m := re.match(r"^(?:moved|relocated)\s+(?P<thing>(?:the|our)\s+[a-z][\w\- ]{1,30}?)\s+(?:to|into|over to)\s+(?P<dest>.+)$", t, re.I)) \
+            and not known_function(m["thing"]):
+        towns = re.findall(rf"(?:^|\s(?:in|to|at)\s)(?:the\s+)?({NAME}(?:\s+{NAME})*)", m["dest"])
+        place = towns[-1] if towns else None
+        if place and place.split()[0].lower() not in NOT_NAMES:
+            thing = re.sub(r"^(?:the|our)\s+", "", m["thing"], flags=re.I)
+            fact_add(ctx, clause, ctx.we, f"{snake_case(thing)}_place", place, obj=place, obj_kind="place", confidence=confidence,
+                     sentence=f"The {thing} is in {place}.")
+            return True
     # "use Linear for tickets", "use Opsgenie instead of PagerDuty for on-call"
     if m := re.match(r"^(?:use|uses|are using|is using|am using|been using|rely on|relies on|picked|chose|selected|went with|adopted|settled on|are on|is on|am on|"
                      r"are going with|are sticking with|stuck with|are staying with|stayed with|standardi[sz]ed on|"
@@ -132,7 +174,7 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
             return True
     if m := re.match(r"^(?:use|uses|are using|is using|adopted|am on|are on|is on)\s+(?P<b>.+)$", t, re.I):
         new = _tool(m["b"], clause)
-        if new and new[0].isupper() and new.split()[0].lower() not in NOT_NAMES:
+        if new and (new[0].isupper() or new[0].isdigit()) and new.split()[0].lower() not in NOT_NAMES:
             fact_add(ctx, clause, subject, "uses", new, obj=new, obj_kind="organization", confidence=confidence)
             return True
     if _handed_over(t, subject, clause, ctx, confidence) or _tool_by_verb(t, subject, clause, ctx, confidence):
@@ -203,7 +245,7 @@ def _tool_by_verb(t: str, subject: str, clause: Clause, ctx: Context, confidence
     event ("we hold the retro in Porto" is a place, read by `our_detail`'s shapes)."""
     if subject != ctx.team:
         return False
-    m = re.match(r"^(?:(?:am|is|are|was|were)\s+|been\s+)?(?P<verb>[a-z]{3,})\s+(?:(?P<obj>(?:the\s+|our\s+)?[a-z][\w\-]*(?:\s+[a-z][\w\-]*){0,2}?)\s+)?"
+    m = re.match(r"^(?:(?:am|is|are|was|were)\s+|been\s+)?(?P<verb>[a-z]{3,}|do)\s+(?:(?P<obj>(?:the\s+|our\s+)?[a-z][\w\-]*(?:\s+[a-z][\w\-]*){0,2}?)\s+)?"
                  r"(?P<prep>with|on|via|through|using|in|into|to)\s+(?P<tool>.+)$", t, re.I)
     if not m or m["verb"].lower() in _NOT_TOOL_VERBS or m["verb"].lower() in _NOT_A_FUNCTION or verb_base(m["verb"]) in _SWITCH_VERBS:
         return False  # switches have their own shapes (and "we are moving the docs to Notion next week" is a plan)
@@ -217,9 +259,11 @@ def _tool_by_verb(t: str, subject: str, clause: Clause, ctx: Context, confidence
         return False
     function = obj or verb_base(m["verb"])
     attribute = tool_attribute(function)
-    if attribute == "uses":
+    if attribute == "uses" or (m["verb"].lower() == "do" and not obj):
         return False
-    fact_add(ctx, clause, subject, attribute, tool, obj=tool, obj_kind="organization", confidence=confidence)
+    instead = re.search(r"\b(?:instead of|rather than|in place of)\s+(?P<old>.+)$", m["tool"], re.I)
+    old = _tool(instead["old"], clause) if instead else None  # "… on Google Meet instead of Zoom"
+    fact_add(ctx, clause, subject, attribute, tool, obj=tool, obj_kind="organization", previous=old, confidence=confidence)
     return True
 
 
@@ -395,11 +439,17 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
         what = m["what"]
         if singular(what.split()[-1]).lower() in TEAM_THINGS:
             return due_date(f"the {what} moved to {m['b']}", clause, ctx)
-        if known_function(what):
-            old, new = _tool(m["a"], clause), _tool(m["b"], clause)
-            if old and new:
-                fact_add(ctx, clause, ctx.we, tool_attribute(what), new, obj=new, obj_kind="organization", previous=old)
-                return True
+        old, new = _tool(m["a"], clause), _tool(m["b"], clause)
+        if not (old and new):
+            return False
+        if known_function(what) or not re.search(r"\bmoved\b", m[0], re.I):
+            fact_add(ctx, clause, ctx.we, tool_attribute(what), new, obj=new, obj_kind="organization", previous=old)
+            return True
+        if old[:1].isupper() and new[:1].isupper() and what.split()[0].lower() not in NOT_NAMES:
+            # "the EU servers moved from Frankfurt to Amsterdam": a thing of the team moved
+            fact_add(ctx, clause, ctx.we, f"{snake_case(what)}_place", new, obj=new, obj_kind="place", previous=old,
+                     sentence=f"The {what} is in {new}.")
+            return True
         return False
     # "the metrics API belongs to Marguerite", "on-call is now run by Tomasz": the holder after the verb
     if m := re.match(rf"^(?P<what>[\w][\w\-' ]{{1,40}}?)\s+(?:(?:now|still)\s+)?(?:belongs|belonged|has belonged)\s+to\s+(?P<who>{NAME}(?:\s+{NAME})?)(?:\s+now)?$", rest) or re.match(
@@ -435,7 +485,8 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
     if lives:
         tool = _tool(lives["value"], clause)
         if tool and not lives["what"].lower().split()[-1] in TEAM_THINGS - {"repo", "repository"}:
-            fact_add(ctx, clause, ctx.we, tool_attribute(lives["what"]), tool, obj=tool, obj_kind="organization")
+            first = re.split(r"\s+(?:and|&)\s+", lives["what"])[0]  # "our source code and assets live in Perforce": the code's tool
+            fact_add(ctx, clause, ctx.we, tool_attribute(first), tool, obj=tool, obj_kind="organization")
             return True
         return False
     if not m:
@@ -481,6 +532,9 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
     if when := time_value(value):
         fact_add(ctx, clause, ctx.we, f"{thing}_time", when, sentence=f"The {what} is at {when}.")
         return True
+    if length := re.fullmatch(r"(?P<n>(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve)\s+\w+)\s+(?:long|in length)", value, re.I):
+        fact_add(ctx, clause, ctx.we, f"{thing}_length", length["n"], sentence=f"The {what} {m['verb']} {length['n']} long.")
+        return True  # "sprints are three weeks long"
     if day := _day(value, ctx.occurred_at):
         label = thing if thing.endswith("_date") else f"{thing}_date"
         said = f"{day.day} {calendar.month_name[day.month]} {day.year}"
