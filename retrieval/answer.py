@@ -195,7 +195,7 @@ def _direct_answer(*, scope: Scope, question: str, speaker: str, facts: list[Rec
     if subjects:  # "Was the offsite in Porto?": Porto is named as a value, not as whom the question is about
         holders = set(usable.filter(subject__in=subjects).values_list("subject_id", flat=True).distinct())
         subjects = [s for s in subjects if s.pk in holders or not usable.filter(object_entity=s).exists()]
-    attributes = question_attributes(question, usable.filter(subject__in=subjects) if subjects else usable, as_of=as_of)
+    attributes = question_attributes(question, usable.filter(subject__in=subjects) if subjects else usable, as_of=as_of, now=now)
     yes_no = re.match(r"^\s*(?:is|are|was|were|do|does|did|has|have|had)\b", question, re.I)
     if not attributes and (yes_no or re.search(r"\bbefore\b", question, re.I)):
         # "what did we use before Adyen?", "does Farid still use Sketch?": the attribute of the value named
@@ -242,6 +242,8 @@ def _direct_answer(*, scope: Scope, question: str, speaker: str, facts: list[Rec
             break
     if not chosen:
         return "", []
+    if re.match(r"^\s*how\s+(?:many|much)\b", question, re.I) and not any(re.search(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|hundred|thousand)\b", f.value, re.I) for f in chosen):
+        return "", []  # "how many plays did the demo get?" is not answered by "the demo is live": no number, no answer from facts
     text = _sentence(chosen, you=you)
     if as_of is not None:
         text = f"As of {said_day(as_of)}: {text[0].lower() + text[1:] if you else text}"
@@ -303,7 +305,7 @@ _ASKS = {"where": {"place"}, "day": {"schedule", "date"}, "days": {"schedule"}, 
          "time": {"time"}, "often": {"schedule"}, "long": {"length"}}
 
 
-def question_attributes(question: str, facts, *, as_of: datetime | None = None) -> tuple[str, ...]:
+def question_attributes(question: str, facts, *, as_of: datetime | None = None, now: datetime | None = None) -> tuple[str, ...]:
     """The attributes a question asks about: a relation said in its own words first (manager,
     boss → reports_to), then the scope's own attributes whose every word the question says
     (in their other spellings: "payment provider" is payment_tool, "favourite coffee"
@@ -312,6 +314,10 @@ def question_attributes(question: str, facts, *, as_of: datetime | None = None) 
     if priority:
         return priority
     said = _terms(question)
+    if year := re.search(r"\b(this|next|last)\s+year(?:'s)?\b", question, re.I):  # "the retreat this year" is the 2026 offsite
+        from django.utils import timezone
+
+        said.add(str((now or timezone.now()).year + {"this": 0, "next": 1, "last": -1}[year[1].lower()]))
     best, best_score = None, (0, 0, 0.0)
     for attribute in sorted(facts.order_by().values_list("attribute", flat=True).distinct()[:1000]):
         words = [_word(w) for w in attribute.split("_")]
@@ -434,9 +440,14 @@ def _reverse_answer(usable, reverse: tuple[tuple[str, ...], str], *, as_of: date
     if window is not None and window.phrase:  # "in 2025", "last spring", "in early 2025": the time, not the thing
         what = re.sub(rf"\s*(?:\b(?:in|during|at|of|since)\s+)?{re.escape(window.phrase)}", "", what, flags=re.I)
     what = re.sub(r"\b(?:now|currently|these days|today|right now|at the moment|still)\b", "", what, flags=re.I)
-    wanted = _terms(re.sub(r"\b(?:in|during)\s+(?:\w+\s+)?\d{4}\b.*$", "", what))
-    rows = [f for f in usable.filter(attribute__in=attributes).order_by("-valid_from", "-id")[:500]
-            if wanted and wanted <= _terms(f.value) | _terms(f.value + " service team")]
+    what = re.sub(r"\b(?:in|during)\s+(?:\w+\s+)?\d{4}\b.*$", "", what)
+    held = usable.filter(attribute__in=attributes).order_by("-valid_from", "-id")[:500]
+    # "who is the release manager for Saltglass?": the role said whole, else without what it is for
+    for said in dict.fromkeys([what, re.sub(r"\s+(?:for|of|at|on)\s+.+$", "", what)]):
+        wanted = _terms(said)
+        rows = [f for f in held if wanted and wanted <= _terms(f.value) | _terms(f.value + " service team")]
+        if rows:
+            break
     if before:
         return _holder_before(rows, before["other"], by_id=by_id)
     rows = [f for f in rows if (_valid_at(f, as_of) if as_of is not None else f.status == FactStatus.ACTIVE)]

@@ -107,7 +107,7 @@ FUNCTION_PHRASES = {
     "bug tracking": "ticket", "error tracking": "error", "error reporting": "error", "crash reporting": "crash_report",
     "crash reports": "crash_report", "crash reporter": "crash_report", "crash reporters": "crash_report", "on call": "on_call",
     "source code": "code", "knowledge base": "wiki", "video calls": "video", "video call": "video", "video conferencing": "video",
-    "video meetings": "video", "stand up": "standup", "stand-up": "standup", "daily sync": "standup", "early access": "early_access",
+    "video meetings": "video", "build server": "ci", "build servers": "ci", "build system": "ci", "stand up": "standup", "stand-up": "standup", "daily sync": "standup", "early access": "early_access",
 }  # fmt: skip
 
 # "Actually, it's Porto, not Lisbon" names no attribute: the extractor says this, and the memory

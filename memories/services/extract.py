@@ -36,7 +36,7 @@ from memories.extraction import extractors
 from memories.extraction.extractors import Extractor
 from memories.extraction.schemas import ExtractedFact, Extraction, ReconcileDecision
 from memories.extraction.vocabulary import (
-    CORRECTION_ATTRIBUTE, CORRECTS_CURRENT, REPLACEMENT_ATTRIBUTE, SINGLE_VALUED_SUFFIXES, canonical_attribute,
+    CORRECTION_ATTRIBUTE, CORRECTS_CURRENT, REPLACEMENT_ATTRIBUTE, SINGLE_VALUED_SUFFIXES, canonical_attribute, is_single_valued,
 )
 from memories.models import EmbeddingTarget, Episode, EpisodeStatus, EntityKind, Fact, FactStatus, Mention, MentionRole, Review, Scope
 from memories.normalize import normalize_value
@@ -233,7 +233,8 @@ def _extract(episode: Episode, extractor: Extractor) -> ExtractionOutcome:
                             importance=extraction.importance)
             new.attribute = _switch_attribute(scope=scope, new=new) or _attribute_aligned(scope=scope, new=new)
             if new.corrects == CORRECTS_CURRENT:  # "Correction: the offsite is in Porto": the current value was wrong
-                new.corrects = _current_value(scope=scope, new=new)
+                # (of a single-valued attribute only: "scratch that, Ines owns localization" does not undo what else Ines owns)
+                new.corrects = _current_value(scope=scope, new=new) if is_single_valued(new.attribute) else None
             elif new.corrects:
                 new.attribute = _corrected_attribute(scope=scope, new=new)
             mentions.add((new.subject.pk, MentionRole.ACTOR))
@@ -334,6 +335,8 @@ def _corrected_attribute(*, scope: Scope, new: NewFact) -> str:
     if not wrong or active.filter(attribute=new.attribute).exists():
         return new.attribute
     other = active.order_by("-valid_from", "-id").first()
+    if other is not None and len(new.attribute.split("_")) > len(other.attribute.split("_")):
+        return new.attribute  # "the web launcher code is on GitLab, not in Perforce": a thing more specific than the one held
     return other.attribute if other is not None else new.attribute
 
 
@@ -387,8 +390,10 @@ def _correction_placed(extracted: ExtractedFact, *, scope: Scope, resolver: Reso
         active = Fact.objects.in_scope(scope).filter(subject=subject, status=FactStatus.ACTIVE)
         fact = (active.filter(value_normalized=wrong).order_by("-valid_from", "-id").first()
                 or active.filter(value_normalized__regex=rf"^{re.escape(wrong)},? \d{{4}}$").order_by("-valid_from", "-id").first()
-                # "two weeks, not three" of "three weeks": the wrong value said as the first word of the held one
-                or (active.filter(value_normalized__startswith=wrong + " ").order_by("-valid_from", "-id").first() if re.search(r"^\w+$", wrong) else None))
+                # "two weeks, not three" of "three weeks", "Thursday, not Wednesday" of "on Wednesday afternoons": the wrong
+                # value said as one word of the held one
+                or (active.filter(value_normalized__regex=rf"(^| ){re.escape(wrong)}( |$)").order_by("-valid_from", "-id").first()
+                    if re.search(r"^\w+$", wrong) else None))
         if fact is not None:  # "not 2 December" of "2 December 2026" too: a date said without its year
             candidates.append(fact)
             break
@@ -397,6 +402,8 @@ def _correction_placed(extracted: ExtractedFact, *, scope: Scope, resolver: Reso
     for fact in candidates[:1]:
         if fact is not None:
             value = extracted.value
+            if normalize_value(fact.value) != wrong and re.search(rf"\b{re.escape(extracted.corrects or '')}\b", fact.value, re.I) and _shape(value) == "day":
+                value = re.sub(rf"\b{re.escape(extracted.corrects or '')}\b", value, fact.value, flags=re.I)  # "on Thursday afternoons"
             if year := re.fullmatch(r".*?(,? \d{4})", fact.value):
                 if not current and not re.search(r"\d{4}", value) and fact.value.lower().startswith((extracted.corrects or "").lower()):
                     value += year[1]  # "9 December, not 2 December" of "2 December 2026": the same year

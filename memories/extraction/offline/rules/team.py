@@ -380,7 +380,7 @@ def _room(said: str) -> str | None:
 _HOW_OFTEN = re.compile(r"^(?:(?:weekly|daily|monthly|yearly|annual|quarterly|regular|usual|fortnightly|biweekly|bi-weekly|team)\s+)+", re.I)
 # Verbs that place a team's event, read as "is in / at / on" ("the demo happens in the Larch room").
 _HAPPENS = re.compile(r"^(?P<what>[a-z0-9][\w\-' ]{1,40}?)\s+(?:happens|happen|happened|takes place|took place|has taken place|will take place|"
-                      r"(?:is|are|was|were|will be|has been|have been)\s+(?:held|happening|taking place)|meets|met)\s+"
+                      r"(?:is|are|was|were|will be|has been|have been)\s+(?:held|happening|taking place)|meets|met|stays|stay|stayed|remains|remain)\s+"
                       r"(?P<prep>in|at|on)\s+", re.I)
 
 
@@ -438,6 +438,12 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
     if (m := re.match(r"^(?P<what>[a-z][\w\-' ]{0,40}?)\s+(?:has\s+|have\s+)?(?:changed|switched|moved|went|gone|migrated)\s+from\s+(?P<a>.+?)\s+to\s+(?P<b>.+)$", rest, re.I)):
         what = m["what"]
         if singular(what.split()[-1]).lower() in TEAM_THINGS:
+            old, new = _tool(m["a"], clause), _tool(m["b"], clause)
+            if old and new and old[:1].isupper() and new[:1].isupper() and _day(new, ctx.occurred_at) is None and not time_value(new) \
+                    and new.split()[0].lower() not in NOT_NAMES:  # "the offsite moved from Reykjavik to Tallinn": the old place said too
+                fact_add(ctx, clause, ctx.we, f"{snake_case(_thing_said(what))}_place", new, obj=new, obj_kind="place", previous=old,
+                         sentence=f"The {what} is in {new}.")
+                return True
             return due_date(f"the {what} moved to {m['b']}", clause, ctx)
         old, new = _tool(m["a"], clause), _tool(m["b"], clause)
         if not (old and new):
@@ -511,6 +517,11 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
             which = re.sub(r"^the\s+", "", qualifier["q"], flags=re.I)
             what = f"{which} {qualifier['head']}"
             words, thing = what.lower().split(), snake_case(what)
+    if known_function(what) and words[-1] not in TEAM_THINGS and (on := re.match(r"^(?:on|in|at|with)\s+(?P<tool>.+)$", value, re.I)):
+        tool = _tool(on["tool"], clause)  # "the wiki is on Confluence", "the web launcher code is on GitLab"
+        if tool and tool[:1].isupper() and tool.split()[0].lower() not in NOT_NAMES:
+            fact_add(ctx, clause, ctx.we, tool_attribute(what), tool, obj=tool, obj_kind="organization")
+            return True
     if event_details(thing, what, value, clause, ctx, event=recurring_said or happens):
         return True
     # "the offsite is in Lisbon", "the standup is at 9:30"
@@ -553,7 +564,10 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
         return False
     if not named and re.match(r"^\w+ed\b|^(?:not|no|being|going|getting)\b", value, re.I):
         return False  # "the offsite has been moved …", "the budget is not …": no value said
-    value = named or plain_value(value, max_words=6)
+    if not named and re.match(r"[$€£]?\d", value) and re.search(r"\s(?:on|for|in)\s.*\band\s+[$€£]?\d", value) and len(value.split()) <= 12:
+        value = value  # "60 fps on PC and 30 fps on mobile": one value said for each case, kept whole
+    else:
+        value = named or plain_value(value, max_words=6)
     if not value:
         return False
     obj = value if value[:1].isupper() else None
@@ -622,6 +636,19 @@ _EVENT_VERB = re.compile(
 )
 
 
+_PUSHED = re.compile(
+    r"^(?:we|i)\s+(?:are\s+|am\s+|have\s+|has\s+|had\s+)?(?:pushing|pushed|moving|moved|postponing|postponed|delaying|delayed|shifting|shifted|"
+    r"bringing forward|brought forward|rescheduling|rescheduled)\s+(?P<thing>(?:the\s+|our\s+)?[a-z0-9][\w\-. ]{0,40}?)\s+(?:back\s+)?"
+    r"from\s+(?P<a>.+?)\s+(?:back\s+)?(?:to|until)\s+(?P<date>.+)$",
+    re.I,
+)
+# A named thing and an event of it, then its day: "Saltglass early access launches on 12 May 2026".
+_NAMED_THING_EVENT = re.compile(
+    rf"^(?P<thing>{NAME}(?:\s+[a-z0-9][\w\-.]*){{1,3}}?)\s+(?:launches|launched|ships|shipped|goes live|went live|opens|opened|starts|started|"
+    r"releases|released|is set for|is due|is scheduled for|is planned for)\s+(?:on\s+|for\s+)?(?P<date>\d.+|[a-z]+\s+\d.+)$",
+)
+
+
 def due_date(text: str, clause: Clause, ctx: Context) -> bool:
     """"The launch is on 12 May", "the launch moved to 2 June" → launch_date = 12 May 2026 (the
     year said, else the next such day on or after when it was said). Read before the clause's
@@ -629,6 +656,22 @@ def due_date(text: str, clause: Clause, ctx: Context) -> bool:
     if not ctx.team:
         return False
     said = text.strip(" .!")
+    if (pushed := _PUSHED.match(said)) and (day := _day(re.split(r",\s*", pushed["date"])[0].strip(" ."), ctx.occurred_at)):
+        # "we're pushing early access from 12 May to 9 June 2026": the thing's day is the new one
+        thing = re.sub(r"^(?:the|our)\s+", "", pushed["thing"], flags=re.I)
+        value = f"{day.day} {calendar.month_name[day.month]} {day.year}"
+        old = _day(pushed["a"].strip(" ."), ctx.occurred_at)
+        if old is not None and not re.search(r"\d{4}", pushed["a"]):
+            old = old.replace(year=day.year)  # "from 12 May to 9 June 2026": the year said once, for both
+        fact_add(ctx, clause, ctx.we, f"{snake_case(thing)}_date", value, sentence=f"The {thing} is on {value}.",
+                 previous=f"{old.day} {calendar.month_name[old.month]} {old.year}" if old else None)
+        return True
+    if (named := _NAMED_THING_EVENT.match(said)) and ctx.subject_kinds.get(named["thing"].split()[0]) != "person" \
+            and named["thing"].split()[0].lower() not in NOT_NAMES \
+            and named["thing"].split()[0].casefold() != ctx.speaker.casefold() and (day := _day(named["date"].strip(" ."), ctx.occurred_at)):
+        value = f"{day.day} {calendar.month_name[day.month]} {day.year}"
+        fact_add(ctx, clause, ctx.we, f"{snake_case(named['thing'])}_date", value, sentence=f"{named['thing']} is on {value}.")
+        return True
     if not re.match(r"(?:the|our)\s", said, re.I) and singular(said.split()[0]).lower() in TEAM_THINGS:
         said = "the " + said  # "Standup has moved to 10:15": a team's thing said bare
     elif (named := _NAMED_EVENT.match(said)) and ctx.subject_kinds.get(named["name"]) != "person" and named["name"].casefold() != ctx.speaker.casefold():
@@ -637,9 +680,10 @@ def due_date(text: str, clause: Clause, ctx: Context) -> bool:
     m = _DUE.match(said) or _DUE_IS.match(said)
     if not m:
         return False
-    day = _day(m["date"].strip(" ."), ctx.occurred_at)
+    date = re.split(r",\s+", m["date"])[0]  # "the standup is moving to 9:30, starting Monday"
+    day = _day(date.strip(" ."), ctx.occurred_at)
     if day is None:
-        when = time_value(m["date"])  # "the standup moved to 10:00"
+        when = time_value(date)  # "the standup moved to 10:00"
         if when:
             fact_add(ctx, clause, ctx.we, f"{snake_case(m['thing'])}_time", when, sentence=f"{m['the'].capitalize()} {m['thing']} is at {when}.")
             return True
