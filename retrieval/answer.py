@@ -215,6 +215,10 @@ def _direct_answer(*, scope: Scope, question: str, speaker: str, facts: list[Rec
     if not rows:
         return "", []
     you = subject is not None and mentions_first_person(question) and subject == speaker_entity(scope, speaker)
+    if re.search(r"\bafter\b|\b(?:move|moved|switch|switched|migrate|migrated|go|went|change|changed)\b.*\bfrom\b", question, re.I):
+        chained = _after_answer(question, rows, you=you, by_id=by_id)  # "which wiki did we move to from Confluence?"
+        if chained[0]:
+            return chained
     if re.search(r"\bbefore\b", question, re.I):
         chained = _before_answer(question, rows, you=you, by_id=by_id)
         if chained[0]:
@@ -266,6 +270,7 @@ def _terms(text: str) -> set[str]:
     text = re.sub(r"\boff[- ]sites?\b", "offsite", text)  # spellings of one word
     text = re.sub(r"\bstand[- ]ups?\b", "standup", text)
     text = re.sub(r"\bea\b", "early access", text)  # an abbreviation teams say
+    text = re.sub(r"\b(?:go|goes|went|gone|going)\s+live\b", "launch", text)  # a launch, not a home
     for phrase, key in FUNCTION_PHRASES.items():  # "continuous integration" is CI
         text = re.sub(rf"\b{re.escape(phrase)}\b", key, text)
     for word in re.findall(r"[a-z0-9_]+", text):
@@ -409,6 +414,27 @@ def _on_topic(question: str, facts: list[Fact]) -> list[Fact]:
     if top == 0:
         return sorted(facts, key=lambda f: f.value.lower())
     return [next(f for score, f in scored if score == top)]
+
+
+def _after_answer(question: str, rows: list[Fact], *, you: bool, by_id: dict) -> tuple[str, list[RecallItem]]:
+    """"Which wiki did we move to from Confluence?", "what came after Slack?": walk the supersession
+    chain forward from the fact with the value named, past values that were corrected away (Coda,
+    said by mistake and corrected to Notion, was never the wiki)."""
+    text = f" {normalize_name(question)} "
+    named = sorted((f for f in rows if normalize_value(f.value) and f" {normalize_value(f.value)} " in text and not _never_true(f)),
+                   key=lambda f: (f.valid_from is None, f.valid_from, f.id))
+    if not named:
+        return "", []
+    after = {f.supersedes_id: f for f in rows if f.supersedes_id}
+    later = after.get(named[0].pk)
+    while later is not None and _never_true(later):
+        later = after.get(later.pk)
+    if later is None:
+        return "", []
+    who = "you" if you else later.subject.name
+    span = f"{said_day(later.valid_from) if later.valid_from else '?'} to {said_day(later.valid_to) if later.valid_to else 'now'}"
+    line = f"After {named[0].value}: {who} {_label(later)} {later.value} ({span})."
+    return line, [by_id.get(str(later.public_id)) or _item(later), by_id.get(str(named[0].public_id)) or _item(named[0])]
 
 
 def _before_answer(question: str, rows: list[Fact], *, you: bool, by_id: dict) -> tuple[str, list[RecallItem]]:

@@ -27,7 +27,7 @@ REVERSE_PATTERNS: list[tuple[re.Pattern, tuple[str, ...]]] = [
 # relations whose words would otherwise match another attribute ("maya's lead" is not leads).
 PRIORITY_PATTERNS: list[tuple[re.Pattern, tuple[str, ...]]] = [
     # "report(s)" of a person, not "crash reports" or "bug reports" (things that go somewhere)
-    (re.compile(r"\b(manager|managers|boss|supervisor|reporting|reported|manages|managed)\b|(?<!crash )(?<!bug )(?<!error )(?<!expense )"
+    (re.compile(r"\b(manager|managers|boss|supervisor|(?<!crash )(?<!bug )(?<!error )reporting|reported|manages|managed)\b|(?<!crash )(?<!bug )(?<!error )(?<!expense )"
                 r"(?<!status )\breports?\b|'s\s+lead\b", re.I), ("reports_to",)),
     (re.compile(r"\b(hate|hates|hated|dislike|dislikes|disliked|can'?t stand)\b", re.I), ("dislikes",)),
 ]

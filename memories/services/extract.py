@@ -397,6 +397,16 @@ def _correction_placed(extracted: ExtractedFact, *, scope: Scope, resolver: Reso
         if fact is not None:  # "not 2 December" of "2 December 2026" too: a date said without its year
             candidates.append(fact)
             break
+    if not candidates and not current and (thing := re.sub(r"[^a-z0-9]+", "_", (extracted.corrects or "").lower()).strip("_")):
+        # "I was wrong about 1.0: it's 10 November": what was said wrong names the thing (1_0_release_date), not a value
+        for subject in [named, *subjects]:
+            if subject is None:
+                continue
+            held = Fact.objects.in_scope(scope).filter(subject=subject, status=FactStatus.ACTIVE, attribute__regex=rf"(^|_){re.escape(thing)}(_|$)")
+            fact = next((f for f in held.order_by("-valid_from", "-id")[:20] if _shape(f.value) == _shape(extracted.value)), None)
+            if fact is not None:
+                candidates.append(fact)
+                break
     if current and candidates:
         candidates = [max(candidates, key=lambda f: (f.source_episode.occurred_at, f.source_episode_id, f.id))]  # the latest said
     for fact in candidates[:1]:

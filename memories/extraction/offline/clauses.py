@@ -56,6 +56,8 @@ def label_taken(sentence: str) -> tuple[str, str | None, str]:
         return sentence, None, ""
     label = m["label"]
     kind = "corrects" if _LABEL_CORRECTS.search(label) else "decides" if _LABEL_DECIDES.search(label) else None
+    if kind == "corrects" and re.search(r"\b(?:about|regarding)\s+\S", label, re.I):
+        return sentence, None, ""  # "I was wrong about Porto: …" names the wrong value (read by _WRONG_ABOUT)
     if kind is None and (re.search(r"\b(?:is|are|was|were|am)\b", label, re.I) or len(label.split()) > 5):
         return sentence, None, ""  # "the art pipeline is mine: …" is a statement, not a label
     return m["rest"], kind, label

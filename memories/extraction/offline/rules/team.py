@@ -69,6 +69,7 @@ def topic_function(topic: str | None) -> str | None:
     if not topic:
         return None
     topic = re.sub(r"\s+(?:news|update|updates|change|changes|note|notes|stuff|corner|heads up)$", "", topic.strip(), flags=re.I)
+    topic = re.sub(r"^(?:(?:quick|small|big|short|brief|important|some|a|an|the)\s+)+", "", topic, flags=re.I)
     return topic if known_function(topic) else None
 
 
@@ -379,7 +380,7 @@ def _room(said: str) -> str | None:
 # Words before a team thing that say how often it comes, not which one it is ("our weekly demo").
 _HOW_OFTEN = re.compile(r"^(?:(?:weekly|daily|monthly|yearly|annual|quarterly|regular|usual|fortnightly|biweekly|bi-weekly|team)\s+)+", re.I)
 # Verbs that place a team's event, read as "is in / at / on" ("the demo happens in the Larch room").
-_HAPPENS = re.compile(r"^(?P<what>[a-z0-9][\w\-' ]{1,40}?)\s+(?:happens|happen|happened|takes place|took place|has taken place|will take place|"
+_HAPPENS = re.compile(r"^(?P<what>[a-z0-9][\w\-' ]{1,40}?)\s+(?:happens|happen|happened|takes place|take place|took place|has taken place|will take place|"
                       r"(?:is|are|was|were|will be|has been|have been)\s+(?:held|happening|taking place)|meets|met|stays|stay|stayed|remains|remain)\s+"
                       r"(?P<prep>in|at|on)\s+", re.I)
 
@@ -406,7 +407,7 @@ def _thing_said(rest: str) -> str:
     return rest
 
 
-_STRONG = re.compile(r"^(?:(?:in|at|on)\s+(?:the\s+)?)?(?:[$€£]?\d|(?-i:[A-Z])\w)", re.I)
+_STRONG = re.compile(r"^(?:(?:in|at|on)\s+(?:the\s+)?)?(?:[$€£]?\d|(?-i:[A-Z])\w|(?-i:[a-z])+(?-i:[A-Z]))", re.I)  # "iOS 16" too
 
 
 def _strong_value(value: str) -> bool:
@@ -513,7 +514,7 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
         return False  # "the kids are great": a thing of the team only when its value is a name, a number, a date or a place
     if qualifier := re.match(r"^(?P<head>.+?)\s+(?:for|of|in)\s+(?P<q>(?:19|20)\d\d|q[1-4](?:\s+\d{4})?|h[12]|v?\d+(?:\.\d+)+|(?:the\s+)?[a-z][\w\-]*(?:\s+[a-z][\w\-]*)?)$", what, re.I):
         # "the marketing budget for 2026", "code freeze for early access": the qualifier names which one
-        if not re.match(r"(?:the|a|an|my|our|his|her)$", qualifier["q"].split()[0], re.I):
+        if not re.match(r"(?:the|a|an|my|our|his|her)$", re.sub(r"^the\s+", "", qualifier["q"], flags=re.I).split()[0], re.I):
             which = re.sub(r"^the\s+", "", qualifier["q"], flags=re.I)
             what = f"{which} {qualifier['head']}"
             words, thing = what.lower().split(), snake_case(what)
