@@ -137,7 +137,8 @@ def read_sentence(sentence: str, ctx: Context) -> None:
     if sentence.rstrip("\"') ").endswith("?"):
         return  # a question states nothing
     sentence = _expand(sentence.rstrip(".!?\"' "))
-    sentence, said, label = label_taken(_DISCOURSE_LEAD.sub("", sentence))
+    rest, said, label = label_taken(_DISCOURSE_LEAD.sub("", sentence))
+    sentence = rest if label else sentence
     if said == "decides" and ctx.team and not re.match(r"(?:we|the team|our team|it was)\b", sentence, re.I):
         sentence = f"Decision: {sentence}"  # "Leads agreed yesterday: the Halloween update will be free"
     elif said == "decides":
