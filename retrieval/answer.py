@@ -195,6 +195,10 @@ def _direct_answer(*, scope: Scope, question: str, speaker: str, facts: list[Rec
     if subjects:  # "Was the offsite in Porto?": Porto is named as a value, not as whom the question is about
         holders = set(usable.filter(subject__in=subjects).values_list("subject_id", flat=True).distinct())
         subjects = [s for s in subjects if s.pk in holders or not usable.filter(object_entity=s).exists()]
+    if as_of is None and subjects and re.search(r"\bwhen\s+(?:he|she|they|i|you|\w+)\s+(?:first\s+)?(?:joined|started|arrived|came on board)\b", question, re.I):
+        # "where did Noor live when she joined?": as of the first thing the memory holds about them
+        first = usable.filter(subject=subjects[0]).exclude(valid_from=None).order_by("valid_from", "id").first()
+        as_of = first.valid_from if first is not None else None
     attributes = question_attributes(question, usable.filter(subject__in=subjects) if subjects else usable, as_of=as_of, now=now)
     yes_no = re.match(r"^\s*(?:is|are|was|were|do|does|did|has|have|had)\b", question, re.I)
     if not attributes and (yes_no or re.search(r"\bbefore\b", question, re.I)):
@@ -550,7 +554,7 @@ def _evidence_answer(question: str, items: list[RecallItem], *, scope: Scope | N
 
 # Words after which a value is the old or the wrong one, not the answer.
 _NOT_CURRENT = re.compile(r"\b(?:from|not|instead of|replaced|left|dropped|ditched|retired|off|used to|no longer|formerly|previously|before)\s+$", re.I)
-_CAPITALISED_RUN = re.compile(r"(?<![\w'])(?:[A-Z0-9][\w.&+'-]*)(?:\s+(?:[A-Z0-9][\w.&+'-]*|of|de|la|du))*(?:\s+[A-Z0-9][\w.&+'-]*)?")
+_CAPITALISED_RUN = re.compile(r"(?<![\w'])(?:[A-Z0-9][\w.&+'-]*)(?:\s+(?:[A-Z0-9][\w.&+'-]*|(?:of|de|la|du)\b))*(?:\s+[A-Z0-9][\w.&+'-]*)?")
 
 
 def _answering_span(question: str, sentence: str, item: RecallItem, *, scope: Scope | None) -> str:
@@ -580,6 +584,11 @@ def _answering_span(question: str, sentence: str, item: RecallItem, *, scope: Sc
         if not _only_past(scope, value):
             return value
     question_words = set(normalize_name(question).split())
+    if how_many := re.match(r"^\s*how\s+(?:many|much)\s+(?P<what>\w+)", question, re.I):
+        # "how many languages …?" → "8 languages": the number the sentence says, with what it counts
+        for number in re.finditer(r"(?<![\w.])[$€£]?\d[\d,.]*(?:\s+[a-z]+)?", sentence):
+            if normalize_name(number[0].split()[0]) not in question_words:
+                return number[0].strip(" .,")
     found = []
     for match in _CAPITALISED_RUN.finditer(sentence):
         phrase = match.group(0).strip(" .,'")

@@ -52,6 +52,7 @@ ATTRIBUTES: dict[str, str] = {
     "phone": "phone number",
     "birthday": "birthday as said",
     "number_of_children": "how many children",
+    "neighbourhood": "the part of town the subject lives in ('in Montreal, up on the Plateau')",
     # A team's own knowledge (subject: the team, or a person)
     "reports_to": "the subject's manager (boss, lead, supervisor): whom they report to",
     "leads": "a team, project or area the subject leads (one lead per object)",
@@ -70,7 +71,7 @@ SINGLE_VALUED_ATTRIBUTES: frozenset[str] = frozenset(
     {
         "lives_in", "works_at", "role", "studies_at", "studies", "is_from", "grew_up_in", "born_in",
         "birth_date", "age", "spouse", "partner", "relationship_status", "mother", "father",
-        "name", "email", "phone", "birthday", "number_of_children", "reports_to", "budget",
+        "name", "email", "phone", "birthday", "number_of_children", "reports_to", "budget", "neighbourhood",
     }
 )  # fmt: skip
 # One subject per (attribute, value): a service has one owner, a team one lead, so a new owner of
@@ -98,6 +99,7 @@ FUNCTION_SYNONYMS = {
     "retreat": "offsite", "offsites": "offsite", "hq": "office", "headquarters": "office", "standups": "standup",
     "l10n": "localization", "localisation": "localization", "translation": "localization", "translations": "localization",
     "sound": "audio", "videoconferencing": "video", "videocalls": "video", "reporter": "report",
+    "neighborhood": "neighbourhood", "neighbourhoods": "neighbourhood", "neighborhoods": "neighbourhood", "district": "neighbourhood",
     "wikis": "wiki", "retrospective": "retro", "retrospectives": "retro",
 }  # fmt: skip
 # Function names of more than one word, said as one ("continuous integration" is CI).

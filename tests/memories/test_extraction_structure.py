@@ -303,7 +303,6 @@ def test_a_person_replaced_or_a_meeting_moved_is_no_tool(text):
     ("I work from Porto.", ("maya", "lives_in", "Porto")),
     ("Tomasz works remotely from Porto.", ("Tomasz", "lives_in", "Porto")),
     ("I'm in Porto.", ("maya", "lives_in", "Porto")),
-    ("I live in Lisbon, in Alfama.", ("maya", "lives_in", "Lisbon")),
     ("Priya moved to the publisher's London office; she lives in London now.", ("Priya", "lives_in", "London")),
 ])
 def test_where_people_are_based_said_in_more_ways(text, expected):
@@ -335,3 +334,12 @@ def test_a_date_in_a_sentence_that_states_nothing_dates_nothing():
     got = extract(text="Nope, I run the on-call rotation. Tomasz is just on call this week.", speaker="devendra", occurred_at=SAID, team=TEAM)
     assert [(f.attribute, f.value) for f in got.facts] == [("leads", "on-call rotation")]
     assert got.occurred_at is None
+
+
+@pytest.mark.parametrize("text, home, part", [
+    ("I live in Lisbon, in Alfama.", "Lisbon", "Alfama"),
+    ("I've moved! I now live in Lisbon, in Alfama.", "Lisbon", "Alfama"),
+    ("I live in Lisbon, up in the Alfama, with two cats.", "Lisbon", "Alfama"),
+])
+def test_a_part_of_town_after_the_town_is_the_neighbourhood_not_another_home(text, home, part):
+    assert triples(text) == [("maya", "lives_in", home), ("maya", "neighbourhood", part)]

@@ -200,3 +200,13 @@ def test_the_evidence_that_still_answers_is_quoted_over_the_superseded_one(say):
     say("marguerite", "Oops, it's 9 December for the beta, not 2 December.", "2026-10-05")
     first = ask(say, "Is the beta shipping on 2 December?").split("\n")[0]
     assert "9 December" in first
+
+
+@pytest.mark.django_db
+def test_a_neighbourhood_and_where_someone_lived_when_they_joined(say):
+    say("noor", "Hi all, I work from Lyon and I report to Lena.", "2026-04-20")
+    say("noor", "Small update: I've moved from Lyon to Grenoble.", "2026-10-19")
+    say("tomasz", "I now live in Montreal, in Rosemont.", "2025-08-04")
+    assert "Lyon" in ask(say, "Where did Noor live when she joined?") and "Grenoble" in ask(say, "Where does Noor live now?")
+    assert "Rosemont" in ask(say, "Which neighbourhood of Montreal does Tomasz live in?")
+    assert "Montreal" in ask(say, "Where does Tomasz live?")

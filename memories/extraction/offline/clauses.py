@@ -33,8 +33,8 @@ _CORRECTION_MARK = re.compile(
 
 
 _WRONG_ABOUT = re.compile(
-    r"^(?:(?:sorry|oops|correction)[\s,:!-]*)?(?:i was wrong|i got it wrong|i was mistaken|i misspoke|my mistake|my bad|i made a mistake|"
-    r"correction|scratch what i said)\s+(?:about|on|regarding|with)\s+(?P<wrong>[^,;:]{1,40}?)\s*[,;:.-]+\s*(?P<rest>\S.+)$",
+    r"^(?:(?:sorry|oops|correction)(?:\s+(?:all|everyone|everybody|folks|team|y'?all))?[\s,:!-]*)?(?:i was wrong|i got it wrong|i was mistaken|i misspoke|my mistake|my bad|i made a mistake|"
+    r"correction|scratch what i said)\s+(?:about|on|regarding|with)\s+(?P<wrong>[^,;:]{1,40}?)\s*(?:[,;:-]+|\.(?=\s))\s*(?P<rest>\S.+)$",
     re.I,
 )
 

@@ -73,7 +73,12 @@ def rule_live(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
     else:
         fact_add(ctx, clause, subject, "lives_in", place, obj=place, obj_kind="place", negated=pred.negated, confidence=confidence)
     # "I live in Montreal, in Rosemont", "…, up on the Plateau": a part of the same town, not another home
-    rest = re.sub(r"^\s*,?\s*(?:(?:up|down|out)\s+)?(?:in|on|near|by)\s+(?:the\s+)?[A-Z][\w\-']*(?:\s+[A-Z][\w\-']*)*", "", m["place"][len(place_text) :])
+    rest = m["place"][len(place_text) :]
+    if part := re.match(r"^\s*,?\s*(?:(?:up|down|out)\s+)?(?:in|on|near|by)\s+(?:the\s+)?(?P<part>[A-Z][\w\-']*(?:\s+[A-Z][\w\-']*)*)", rest):
+        if not past and not pred.negated:  # the neighbourhood, its own fact
+            fact_add(ctx, clause, subject, "neighbourhood", part["part"], obj=part["part"], obj_kind="place", confidence=min(confidence, 0.8),
+                     sentence=f"{subject} lives in {part['part']}, {place}.")
+        rest = rest[part.end():]
     trailing_work(rest, subject, clause, ctx, confidence)
     return True
 
