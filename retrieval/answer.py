@@ -290,11 +290,11 @@ def _terms(text: str) -> set[str]:
 
 def _word(word: str) -> str:
     """One word of a question or of an attribute's name, in one form: its synonym or function
-    (billing → payment, retreat → offsite), and "planning" as "plan" (a verb's -ing form, so
+    (billing → payment, retreat → offsite), and "planning" as "plan" (a verb's -ing and -ed forms, so
     "what do we plan sprints in?" finds sprint_planning_place)."""
     term = _TERM_SYNONYMS.get(word) or function_key(word) or word
-    if len(term) >= 6 and term.endswith("ing") and "_" not in term:
-        term = term[:-3]
+    if len(term) >= 6 and term.endswith(("ing", "ed")) and "_" not in term:
+        term = term[:-3] if term.endswith("ing") else term[:-2]  # "localizing" and "localized" are one word
         if len(term) > 3 and term[-1] == term[-2] and term[-1] not in "ls":
             term = term[:-1]
     return term
@@ -589,6 +589,7 @@ def _answering_span(question: str, sentence: str, item: RecallItem, *, scope: Sc
         for number in re.finditer(r"(?<![\w.])[$€£]?\d[\d,.]*(?:\s+[a-z]+)?", sentence):
             if normalize_name(number[0].split()[0]) not in question_words:
                 return number[0].strip(" .,")
+        return ""  # a name is no answer to "how many"
     found = []
     for match in _CAPITALISED_RUN.finditer(sentence):
         phrase = match.group(0).strip(" .,'")
