@@ -343,3 +343,8 @@ def test_a_date_in_a_sentence_that_states_nothing_dates_nothing():
 ])
 def test_a_part_of_town_after_the_town_is_the_neighbourhood_not_another_home(text, home, part):
     assert triples(text) == [("maya", "lives_in", home), ("maya", "neighbourhood", part)]
+
+
+def test_a_correction_of_a_thing_said_in_fewer_words_still_gives_its_value():
+    assert facts("I misspoke yesterday: the minimum is Android 10, not Android 9.") == [("Orbit", "minimum", "Android 10", None, "Android 9")]
+    assert facts("The coffee is Lavazza.") == []

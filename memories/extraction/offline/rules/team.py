@@ -511,9 +511,10 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
     team_thing = bool(words) and (words[-1] in TEAM_THINGS or known_function(what) or recurring_said or happens)
     if the and not team_thing and not (_strong_value(value) and words[0] not in NOT_NAMES | {"it", "they", "he", "she"}
                                        and not re.search(r"'s$", words[0]) and len(words) <= 5
-                                       and (len(words) >= 2 or re.match(r"[$€£]?\d", value))):
+                                       and (len(words) >= 2 or re.match(r"[$€£]?\d", value) or clause.corrects)):
         # "the kids are great", "the coffee is Lavazza": a thing of the team only when its value is a name, a number,
         # a date or a place, and (for a name) the thing is said in more than one word ("the minimum Android version")
+        # or the sentence corrects one ("the minimum is Android 10, not Android 9": the held value's attribute)
         return False
     if qualifier := re.match(r"^(?P<head>.+?)\s+(?:for|of|in)\s+(?P<q>(?:19|20)\d\d|q[1-4](?:\s+\d{4})?|h[12]|v?\d+(?:\.\d+)+|(?:the\s+)?[a-z][\w\-]*(?:\s+[a-z][\w\-]*)?)$", what, re.I):
         # "the marketing budget for 2026", "code freeze for early access": the qualifier names which one
