@@ -348,3 +348,8 @@ def test_a_part_of_town_after_the_town_is_the_neighbourhood_not_another_home(tex
 def test_a_correction_of_a_thing_said_in_fewer_words_still_gives_its_value():
     assert facts("I misspoke yesterday: the minimum is Android 10, not Android 9.") == [("Orbit", "minimum", "Android 10", None, "Android 9")]
     assert facts("The coffee is Lavazza.") == []
+
+
+@pytest.mark.parametrize("text", ["The pleasure is mine.", "The mistake was mine, sorry.", "That one is mine.", "The fault is all mine."])
+def test_a_feeling_or_a_fault_said_as_mine_is_owned_by_nobody(text):
+    assert [f for f in triples(text) if f[1] == "owns"] == []

@@ -305,6 +305,10 @@ _MINE = re.compile(
 )
 
 
+_NOT_OWNED = frozenset("pleasure honour honor fault mistake mistakes error errors blame loss choice call turn treat idea bad "
+                       "responsibility privilege apology apologies".split())
+
+
 def owner_said(text: str, clause: Clause, ctx: Context) -> bool:
     """Ownership said from the thing, with a possessive pronoun: "the art pipeline is mine",
     "the telemetry dashboards are mine now", "all of the game's audio is mine: …", "the Discord
@@ -316,6 +320,8 @@ def owner_said(text: str, clause: Clause, ctx: Context) -> bool:
     what = m["what"].strip()
     if what.split()[0].lower() in NOT_NAMES | {"it", "that", "this", "which", "one"} or len(what.split()) > 5:
         return False
+    if what.split()[-1].lower() in _NOT_OWNED:
+        return False  # "the pleasure is mine", "the mistake was mine": said of a feeling or a fault, not of a thing owned
     whose = m["whose"].lower()
     who = ctx.last_third_person if whose in {"his", "hers"} else ctx.speaker
     if not who:
