@@ -195,7 +195,11 @@ def _direct_answer(*, scope: Scope, question: str, speaker: str, facts: list[Rec
     if subjects:  # "Was the offsite in Porto?": Porto is named as a value, not as whom the question is about
         holders = set(usable.filter(subject__in=subjects).values_list("subject_id", flat=True).distinct())
         subjects = [s for s in subjects if s.pk in holders or not usable.filter(object_entity=s).exists()]
-    attributes = question_attributes(question, usable.filter(subject__in=subjects) if subjects else usable, as_of=as_of)
+    if as_of is None and subjects and re.search(r"\bwhen\s+(?:he|she|they|i|you|\w+)\s+(?:first\s+)?(?:joined|started|arrived|came on board)\b", question, re.I):
+        # "where did Noor live when she joined?": as of the first thing the memory holds about them
+        first = usable.filter(subject=subjects[0]).exclude(valid_from=None).order_by("valid_from", "id").first()
+        as_of = first.valid_from if first is not None else None
+    attributes = question_attributes(question, usable.filter(subject__in=subjects) if subjects else usable, as_of=as_of, now=now)
     yes_no = re.match(r"^\s*(?:is|are|was|were|do|does|did|has|have|had)\b", question, re.I)
     if not attributes and (yes_no or re.search(r"\bbefore\b", question, re.I)):
         # "what did we use before Adyen?", "does Farid still use Sketch?": the attribute of the value named
@@ -215,6 +219,10 @@ def _direct_answer(*, scope: Scope, question: str, speaker: str, facts: list[Rec
     if not rows:
         return "", []
     you = subject is not None and mentions_first_person(question) and subject == speaker_entity(scope, speaker)
+    if re.search(r"\bafter\b|\b(?:move|moved|switch|switched|migrate|migrated|go|went|change|changed)\b.*\bfrom\b", question, re.I):
+        chained = _after_answer(question, rows, you=you, by_id=by_id)  # "which wiki did we move to from Confluence?"
+        if chained[0]:
+            return chained
     if re.search(r"\bbefore\b", question, re.I):
         chained = _before_answer(question, rows, you=you, by_id=by_id)
         if chained[0]:
@@ -242,6 +250,8 @@ def _direct_answer(*, scope: Scope, question: str, speaker: str, facts: list[Rec
             break
     if not chosen:
         return "", []
+    if re.match(r"^\s*how\s+(?:many|much)\b", question, re.I) and not any(re.search(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|hundred|thousand)\b", f.value, re.I) for f in chosen):
+        return "", []  # "how many plays did the demo get?" is not answered by "the demo is live": no number, no answer from facts
     text = _sentence(chosen, you=you)
     if as_of is not None:
         text = f"As of {said_day(as_of)}: {text[0].lower() + text[1:] if you else text}"
@@ -262,17 +272,32 @@ def _terms(text: str) -> set[str]:
     out = set()
     text = text.lower().replace("on-call", "on_call oncall")
     text = re.sub(r"\boff[- ]sites?\b", "offsite", text)  # spellings of one word
+    text = re.sub(r"\bstand[- ]ups?\b", "standup", text)
+    text = re.sub(r"\bea\b", "early access", text)  # an abbreviation teams say
+    text = re.sub(r"\b(?:go|goes|went|gone|going)\s+live\b", "launch", text)  # a launch, not a home
     for phrase, key in FUNCTION_PHRASES.items():  # "continuous integration" is CI
         text = re.sub(rf"\b{re.escape(phrase)}\b", key, text)
     for word in re.findall(r"[a-z0-9_]+", text):
         out |= _ASKS.get(word, set())
         if word in _STOP:
             continue
-        term = _TERM_SYNONYMS.get(word) or function_key(word) or word
+        term = _word(word)
         out.add(term)
         if "_" in term:
             out.update(term.split("_"))  # "alerts" is on_call: the words of on_call_tool
     return out
+
+
+def _word(word: str) -> str:
+    """One word of a question or of an attribute's name, in one form: its synonym or function
+    (billing → payment, retreat → offsite), and "planning" as "plan" (a verb's -ing and -ed forms, so
+    "what do we plan sprints in?" finds sprint_planning_place)."""
+    term = _TERM_SYNONYMS.get(word) or function_key(word) or word
+    if len(term) >= 6 and term.endswith(("ing", "ed")) and "_" not in term:
+        term = term[:-3] if term.endswith("ing") else term[:-2]  # "localizing" and "localized" are one word
+        if len(term) > 3 and term[-1] == term[-2] and term[-1] not in "ls":
+            term = term[:-1]
+    return term
 
 
 _TERM_SYNONYMS = {
@@ -282,14 +307,14 @@ _TERM_SYNONYMS = {
     "language": "speak", "decide": "decision", "decided": "decision", "decisions": "decision", "agree": "decision",
     "agreed": "decision", "oncall": "on",
 }
-_GENERIC_TERMS = {"tool", "date", "schedule", "place", "time", "in", "at", "of"}
+_GENERIC_TERMS = {"tool", "date", "schedule", "place", "time", "length", "in", "at", "of"}
 # What a question word asks for, in the words attribute names end with: "where is the retro?" is
 # retro_place, "which day is the retro?" retro_schedule (or a date), "what time is standup?" standup_time.
 _ASKS = {"where": {"place"}, "day": {"schedule", "date"}, "days": {"schedule"}, "when": {"date", "time", "schedule"},
-         "time": {"time"}, "often": {"schedule"}}
+         "time": {"time"}, "often": {"schedule"}, "long": {"length"}}
 
 
-def question_attributes(question: str, facts, *, as_of: datetime | None = None) -> tuple[str, ...]:
+def question_attributes(question: str, facts, *, as_of: datetime | None = None, now: datetime | None = None) -> tuple[str, ...]:
     """The attributes a question asks about: a relation said in its own words first (manager,
     boss → reports_to), then the scope's own attributes whose every word the question says
     (in their other spellings: "payment provider" is payment_tool, "favourite coffee"
@@ -298,9 +323,13 @@ def question_attributes(question: str, facts, *, as_of: datetime | None = None) 
     if priority:
         return priority
     said = _terms(question)
+    if year := re.search(r"\b(this|next|last)\s+year(?:'s)?\b", question, re.I):  # "the retreat this year" is the 2026 offsite
+        from django.utils import timezone
+
+        said.add(str((now or timezone.now()).year + {"this": 0, "next": 1, "last": -1}[year[1].lower()]))
     best, best_score = None, (0, 0, 0.0)
     for attribute in sorted(facts.order_by().values_list("attribute", flat=True).distinct()[:1000]):
-        words = [_TERM_SYNONYMS.get(w) or function_key(w) or w for w in attribute.split("_")]
+        words = [_word(w) for w in attribute.split("_")]
         content = [w for w in words if w not in _GENERIC_TERMS]
         if not content or not all(w in said for w in content):
             continue
@@ -327,7 +356,7 @@ def _headed(said: set[str], facts, question: str) -> tuple[str, ...]:
     best, best_score = None, None
     rows = facts.order_by("-valid_from", "-id").values_list("attribute", flat=True)[:2000]
     for recency, attribute in enumerate(dict.fromkeys(rows)):
-        words = [_TERM_SYNONYMS.get(w) or function_key(w) or w for w in attribute.split("_")]
+        words = [_word(w) for w in attribute.split("_")]
         generic = [w for w in words if w in _GENERIC_TERMS]
         content = [w for w in words if w not in _GENERIC_TERMS]
         if len(content) < 2 or content[-1] not in said or (generic and not set(generic) & said and "tool" not in generic):
@@ -391,6 +420,27 @@ def _on_topic(question: str, facts: list[Fact]) -> list[Fact]:
     return [next(f for score, f in scored if score == top)]
 
 
+def _after_answer(question: str, rows: list[Fact], *, you: bool, by_id: dict) -> tuple[str, list[RecallItem]]:
+    """"Which wiki did we move to from Confluence?", "what came after Slack?": walk the supersession
+    chain forward from the fact with the value named, past values that were corrected away (Coda,
+    said by mistake and corrected to Notion, was never the wiki)."""
+    text = f" {normalize_name(question)} "
+    named = sorted((f for f in rows if normalize_value(f.value) and f" {normalize_value(f.value)} " in text and not _never_true(f)),
+                   key=lambda f: (f.valid_from is None, f.valid_from, f.id))
+    if not named:
+        return "", []
+    after = {f.supersedes_id: f for f in rows if f.supersedes_id}
+    later = after.get(named[0].pk)
+    while later is not None and _never_true(later):
+        later = after.get(later.pk)
+    if later is None:
+        return "", []
+    who = "you" if you else later.subject.name
+    span = f"{said_day(later.valid_from) if later.valid_from else '?'} to {said_day(later.valid_to) if later.valid_to else 'now'}"
+    line = f"After {named[0].value}: {who} {_label(later)} {later.value} ({span})."
+    return line, [by_id.get(str(later.public_id)) or _item(later), by_id.get(str(named[0].public_id)) or _item(named[0])]
+
+
 def _before_answer(question: str, rows: list[Fact], *, you: bool, by_id: dict) -> tuple[str, list[RecallItem]]:
     """"What did we use before Adyen?": walk the supersession chain back from the fact with the
     value named (or from the current one), past values that were corrected away."""
@@ -420,9 +470,14 @@ def _reverse_answer(usable, reverse: tuple[tuple[str, ...], str], *, as_of: date
     if window is not None and window.phrase:  # "in 2025", "last spring", "in early 2025": the time, not the thing
         what = re.sub(rf"\s*(?:\b(?:in|during|at|of|since)\s+)?{re.escape(window.phrase)}", "", what, flags=re.I)
     what = re.sub(r"\b(?:now|currently|these days|today|right now|at the moment|still)\b", "", what, flags=re.I)
-    wanted = _terms(re.sub(r"\b(?:in|during)\s+(?:\w+\s+)?\d{4}\b.*$", "", what))
-    rows = [f for f in usable.filter(attribute__in=attributes).order_by("-valid_from", "-id")[:500]
-            if wanted and wanted <= _terms(f.value) | _terms(f.value + " service team")]
+    what = re.sub(r"\b(?:in|during)\s+(?:\w+\s+)?\d{4}\b.*$", "", what)
+    held = usable.filter(attribute__in=attributes).order_by("-valid_from", "-id")[:500]
+    # "who is the release manager for Saltglass?": the role said whole, else without what it is for
+    for said in dict.fromkeys([what, re.sub(r"\s+(?:for|of|at|on)\s+.+$", "", what)]):
+        wanted = _terms(said)
+        rows = [f for f in held if wanted and wanted <= _terms(f.value) | _terms(f.value + " service team")]
+        if rows:
+            break
     if before:
         return _holder_before(rows, before["other"], by_id=by_id)
     rows = [f for f in rows if (_valid_at(f, as_of) if as_of is not None else f.status == FactStatus.ACTIVE)]
@@ -471,26 +526,35 @@ def _evidence_answer(question: str, items: list[RecallItem], *, scope: Scope | N
     said = _terms(question) - _GENERIC_TERMS
     if not said:
         return "", None
-    best, best_item, best_score = "", None, 0
-    for item in items:
+    scored = []
+    for rank, item in enumerate(items):
         for sentence in re.split(r"(?<=[.!?])\s+", item.text or ""):
             if sentence.rstrip().endswith("?"):
                 continue
-            score = len(said & _terms(sentence))
-            if score > best_score:
-                best, best_item, best_score = sentence.strip(), item, score
-    if best_item is None or best_score < min(2, len(said)):
+            scored.append((len(said & _terms(sentence)), -rank, sentence.strip(), item))
+    scored.sort(key=lambda c: (c[0], c[1]), reverse=True)
+    if not scored or scored[0][0] < min(2, len(said)):
         return "", None
+    # The best sentence that answers with a value still held: of those sharing as many words, or one fewer, with
+    # the question, the first whose span is found ("9 December for the beta, not 2 December" over the sentence
+    # that only says 2 December, superseded since); else the best one, quoted.
+    best_score = scored[0][0]
+    best, best_item, span = scored[0][2], scored[0][3], ""
+    for score, _, sentence, item in scored[:6]:
+        if score < max(best_score - 1, min(2, len(said))):
+            break
+        if found := _answering_span(question, sentence, item, scope=scope):
+            best, best_item, span = sentence, item, found
+            break
     who = f"{best_item.speaker} said" if getattr(best_item, "speaker", "") else "It was said"
     when = f" on {said_day(best_item.occurred_at)}" if best_item.occurred_at else ""
     quote = f'{who}{when}: "{best}"'
-    span = _answering_span(question, best, best_item, scope=scope)
     return (f"{span}\n{quote}" if span else quote), best_item
 
 
 # Words after which a value is the old or the wrong one, not the answer.
 _NOT_CURRENT = re.compile(r"\b(?:from|not|instead of|replaced|left|dropped|ditched|retired|off|used to|no longer|formerly|previously|before)\s+$", re.I)
-_CAPITALISED_RUN = re.compile(r"(?<![\w'])(?:[A-Z0-9][\w.&+'-]*)(?:\s+(?:[A-Z0-9][\w.&+'-]*|of|de|la|du))*(?:\s+[A-Z0-9][\w.&+'-]*)?")
+_CAPITALISED_RUN = re.compile(r"(?<![\w'])(?:[A-Z0-9][\w.&+'-]*)(?:\s+(?:[A-Z0-9][\w.&+'-]*|(?:of|de|la|du)\b))*(?:\s+[A-Z0-9][\w.&+'-]*)?")
 
 
 def _answering_span(question: str, sentence: str, item: RecallItem, *, scope: Scope | None) -> str:
@@ -511,7 +575,7 @@ def _answering_span(question: str, sentence: str, item: RecallItem, *, scope: Sc
     for fact in extraction.facts:
         if fact.negated:
             continue
-        words = {_TERM_SYNONYMS.get(w) or function_key(w) or w for w in fact.attribute.split("_")} - _GENERIC_TERMS
+        words = {_word(w) for w in fact.attribute.split("_")} - _GENERIC_TERMS
         overlap = len(words & said)
         if overlap:
             candidates.append((overlap, fact.value))
@@ -520,6 +584,12 @@ def _answering_span(question: str, sentence: str, item: RecallItem, *, scope: Sc
         if not _only_past(scope, value):
             return value
     question_words = set(normalize_name(question).split())
+    if how_many := re.match(r"^\s*how\s+(?:many|much)\s+(?P<what>\w+)", question, re.I):
+        # "how many languages …?" → "8 languages": the number the sentence says, with what it counts
+        for number in re.finditer(r"(?<![\w.])[$€£]?\d[\d,.]*(?:\s+[a-z]+)?", sentence):
+            if normalize_name(number[0].split()[0]) not in question_words:
+                return number[0].strip(" .,")
+        return ""  # a name is no answer to "how many"
     found = []
     for match in _CAPITALISED_RUN.finditer(sentence):
         phrase = match.group(0).strip(" .,'")

@@ -15,8 +15,10 @@ WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 REVERSE_PATTERNS: list[tuple[re.Pattern, tuple[str, ...]]] = [
     (re.compile(r"^\s*who(?:'s|’s)?\s+(?:owns|owned|maintains|maintained|(?:is|was|'s|’s)?\s*(?:responsible\s+for|in\s+charge\s+of|the\s+owner\s+of)|"
                 r"took\s+over|looks\s+after|looked\s+after|handles|handled|takes\s+care\s+of|(?:is|was)\s+looking\s+after)\s+(?P<what>.+?)\s*\??$", re.I), ("owns", "leads")),
-    (re.compile(r"^\s*who\s+(?:leads|led|runs|ran|heads|headed|manages|managed|(?:is|was)\s+(?:the\s+)?(?:lead|head|leader)\s+of)\s+"
+    (re.compile(r"^\s*who\s+(?:leads|led|heads|headed|(?:is|was)\s+(?:the\s+)?(?:lead|head|leader)\s+of)\s+"
                 r"(?P<what>.+?)\s*\??$", re.I), ("leads",)),
+    # "who runs the Discord server?": whoever leads it, else whoever owns it ("… is mine to run")
+    (re.compile(r"^\s*who\s+(?:runs|ran|manages|managed|does|did|is\s+doing|takes\s+care\s+of)\s+(?P<what>.+?)\s*\??$", re.I), ("leads", "owns")),
     (re.compile(r"^\s*who\s+(?:reports|reported)\s+to\s+(?P<what>.+?)\s*\??$", re.I), ("reports_to",)),
     # "Who is the iOS lead?", "who's our head of design?": the person whose role it is
     (re.compile(r"^\s*who(?:'s|’s|\s+is|\s+was)\s+(?:the|our|their)\s+(?P<what>.+?)\s*\??$", re.I), ("role",)),
@@ -25,13 +27,13 @@ REVERSE_PATTERNS: list[tuple[re.Pattern, tuple[str, ...]]] = [
 # relations whose words would otherwise match another attribute ("maya's lead" is not leads).
 PRIORITY_PATTERNS: list[tuple[re.Pattern, tuple[str, ...]]] = [
     # "report(s)" of a person, not "crash reports" or "bug reports" (things that go somewhere)
-    (re.compile(r"\b(manager|managers|boss|supervisor|reporting|reported|manages|managed)\b|(?<!crash )(?<!bug )(?<!error )(?<!expense )"
+    (re.compile(r"\b(manager|managers|boss|supervisor|(?<!crash )(?<!bug )(?<!error )reporting|reported|manages|managed)\b|(?<!crash )(?<!bug )(?<!error )(?<!expense )"
                 r"(?<!status )\breports?\b|'s\s+lead\b", re.I), ("reports_to",)),
     (re.compile(r"\b(hate|hates|hated|dislike|dislikes|disliked|can'?t stand)\b", re.I), ("dislikes",)),
 ]
 # Question words → the attributes that answer them, most specific first.
 ATTRIBUTE_PATTERNS: list[tuple[re.Pattern, tuple[str, ...]]] = [
-    (re.compile(r"\b(live|lives|living|lived|reside|resides|based|home|hometown|city|address|moved?)\b", re.I), ("lives_in",)),
+    (re.compile(r"(?<!\bgo )(?<!\bgoes )(?<!\bwent )(?<!\bgone )\b(live|lives|living|lived|reside|resides|based|home|hometown|city|address|moved?)\b", re.I), ("lives_in",)),
     (re.compile(r"\b(job|jobs|work|works|working|worked|employer|company|role|position|title|occupation|profession|career|for a living)\b", re.I), ("role", "works_at")),
     (re.compile(r"\b(pets?|dogs?|cats?)\b", re.I), ("has_pet",)),
     (re.compile(r"\b(like|likes|love|loves|enjoy|enjoys|hobby|hobbies|fan of|into|play|plays|playing)\b", re.I), ("likes", "loves", "enjoys", "hobby", "plays")),

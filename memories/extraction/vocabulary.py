@@ -52,6 +52,7 @@ ATTRIBUTES: dict[str, str] = {
     "phone": "phone number",
     "birthday": "birthday as said",
     "number_of_children": "how many children",
+    "neighbourhood": "the part of town the subject lives in ('in Montreal, up on the Plateau')",
     # A team's own knowledge (subject: the team, or a person)
     "reports_to": "the subject's manager (boss, lead, supervisor): whom they report to",
     "leads": "a team, project or area the subject leads (one lead per object)",
@@ -70,7 +71,7 @@ SINGLE_VALUED_ATTRIBUTES: frozenset[str] = frozenset(
     {
         "lives_in", "works_at", "role", "studies_at", "studies", "is_from", "grew_up_in", "born_in",
         "birth_date", "age", "spouse", "partner", "relationship_status", "mother", "father",
-        "name", "email", "phone", "birthday", "number_of_children", "reports_to", "budget",
+        "name", "email", "phone", "birthday", "number_of_children", "reports_to", "budget", "neighbourhood",
     }
 )  # fmt: skip
 # One subject per (attribute, value): a service has one owner, a team one lead, so a new owner of
@@ -78,7 +79,7 @@ SINGLE_VALUED_ATTRIBUTES: frozenset[str] = frozenset(
 SINGLE_SUBJECT_ATTRIBUTES: frozenset[str] = frozenset({"owns", "leads"})
 # Families of attributes by their ending: one tool per function, one schedule, one date, one
 # place and one time of a team's event ("the offsite is in Lisbon", "the standup is at 9:30").
-SINGLE_VALUED_SUFFIXES = ("_tool", "_schedule", "_date", "_place", "_time", "_budget")
+SINGLE_VALUED_SUFFIXES = ("_tool", "_schedule", "_date", "_place", "_time", "_budget", "_length", "_price", "_version")
 # "payment_provider", "error_tracker", "code_host" are one tool per function: payment_tool …
 TOOL_WORDS = frozenset({
     "tool", "tools", "provider", "providers", "vendor", "vendors", "processor", "platform", "system", "service",
@@ -94,13 +95,21 @@ FUNCTION_SYNONYMS = {
     "alert": "on_call", "alerts": "on_call", "pager": "on_call", "pages": "on_call", "incidents": "on_call",
     "incident": "on_call", "bug": "ticket", "bugs": "ticket", "deployment": "deploy", "deploying": "deploy",
     "orchestrator": "orchestration", "orchestrate": "orchestration", "scheduler": "orchestration",
+    # a team's common nouns in their other words (issue 24): one name for the thing, asked or said
+    "retreat": "offsite", "offsites": "offsite", "hq": "office", "headquarters": "office", "standups": "standup",
+    "l10n": "localization", "localisation": "localization", "translation": "localization", "translations": "localization",
+    "sound": "audio", "videoconferencing": "video", "videocalls": "video", "reporter": "report",
+    "neighborhood": "neighbourhood", "neighbourhoods": "neighbourhood", "neighborhoods": "neighbourhood", "district": "neighbourhood",
+    "wikis": "wiki", "retrospective": "retro", "retrospectives": "retro",
 }  # fmt: skip
 # Function names of more than one word, said as one ("continuous integration" is CI).
 FUNCTION_PHRASES = {
     "continuous integration": "ci", "continuous delivery": "cd", "continuous deployment": "cd", "ci/cd": "ci",
     "source control": "code", "version control": "code", "code hosting": "code", "issue tracking": "ticket",
     "bug tracking": "ticket", "error tracking": "error", "error reporting": "error", "crash reporting": "crash_report",
-    "crash reports": "crash_report", "on call": "on_call",
+    "crash reports": "crash_report", "crash reporter": "crash_report", "crash reporters": "crash_report", "on call": "on_call",
+    "source code": "code", "knowledge base": "wiki", "video calls": "video", "video call": "video", "video conferencing": "video",
+    "video meetings": "video", "build server": "ci", "build servers": "ci", "build system": "ci", "stand up": "standup", "stand-up": "standup", "daily sync": "standup", "early access": "early_access",
 }  # fmt: skip
 
 # "Actually, it's Porto, not Lisbon" names no attribute: the extractor says this, and the memory

@@ -36,7 +36,7 @@ from memories.extraction import extractors
 from memories.extraction.extractors import Extractor
 from memories.extraction.schemas import ExtractedFact, Extraction, ReconcileDecision
 from memories.extraction.vocabulary import (
-    CORRECTION_ATTRIBUTE, CORRECTS_CURRENT, REPLACEMENT_ATTRIBUTE, SINGLE_VALUED_SUFFIXES, canonical_attribute,
+    CORRECTION_ATTRIBUTE, CORRECTS_CURRENT, REPLACEMENT_ATTRIBUTE, SINGLE_VALUED_SUFFIXES, canonical_attribute, is_single_valued,
 )
 from memories.models import EmbeddingTarget, Episode, EpisodeStatus, EntityKind, Fact, FactStatus, Mention, MentionRole, Review, Scope
 from memories.normalize import normalize_value
@@ -231,9 +231,10 @@ def _extract(episode: Episode, extractor: Extractor) -> ExtractionOutcome:
                 extracted = _replacement_placed(extracted, scope=scope, resolver=resolver, subjects=[speaker_entity, team_entity])
             new = _resolved(extracted, resolver=resolver, default_from=default_from, said_at=episode.occurred_at,
                             importance=extraction.importance)
-            new.attribute = _attribute_aligned(scope=scope, new=new)
+            new.attribute = _switch_attribute(scope=scope, new=new) or _attribute_aligned(scope=scope, new=new)
             if new.corrects == CORRECTS_CURRENT:  # "Correction: the offsite is in Porto": the current value was wrong
-                new.corrects = _current_value(scope=scope, new=new)
+                # (of a single-valued attribute only: "scratch that, Ines owns localization" does not undo what else Ines owns)
+                new.corrects = _current_value(scope=scope, new=new) if is_single_valued(new.attribute) else None
             elif new.corrects:
                 new.attribute = _corrected_attribute(scope=scope, new=new)
             mentions.add((new.subject.pk, MentionRole.ACTOR))
@@ -305,10 +306,25 @@ def _attribute_aligned(*, scope: Scope, new: NewFact) -> str:
             extra = longer[len(shorter):]  # "Ferry Wallet" of "the Ferry Wallet launch"
         else:
             continue
-        if len(mine) > len(theirs) and any(_DISTINGUISHING.match(w) for w in extra):
-            continue
+        if len(mine) > len(theirs) and (any(_DISTINGUISHING.match(w) for w in extra) or words[-1] == "tool"):
+            continue  # "in-game voice chat" is not the team's chat: a longer name of a function is another function
         return other
     return attribute
+
+
+def _switch_attribute(*, scope: Scope, new: NewFact) -> str | None:
+    """A switch names the old value ("the offsite moved from Reykjavik to Tallinn", "we moved our
+    builds from TeamCity to Buildkite"): when the subject holds that value now under another
+    attribute of a single-valued family (2026_offsite_place, ci_tool), the switch is of that one."""
+    old = normalize_value(new.previous_value or "")
+    if not old or not new.attribute.endswith(SINGLE_VALUED_SUFFIXES):
+        return None
+    held = (Fact.objects.in_scope(scope).filter(subject=new.subject, status=FactStatus.ACTIVE, value_normalized=old)
+            .order_by("-valid_from", "-id").values_list("attribute", flat=True)[:20])
+    families = [a for a in held if a.endswith(SINGLE_VALUED_SUFFIXES)]
+    if not families or new.attribute in families:
+        return None
+    return families[0]
 
 
 def _corrected_attribute(*, scope: Scope, new: NewFact) -> str:
@@ -319,6 +335,8 @@ def _corrected_attribute(*, scope: Scope, new: NewFact) -> str:
     if not wrong or active.filter(attribute=new.attribute).exists():
         return new.attribute
     other = active.order_by("-valid_from", "-id").first()
+    if other is not None and len(new.attribute.split("_")) > len(other.attribute.split("_")):
+        return new.attribute  # "the web launcher code is on GitLab, not in Perforce": a thing more specific than the one held
     return other.attribute if other is not None else new.attribute
 
 
@@ -371,15 +389,31 @@ def _correction_placed(extracted: ExtractedFact, *, scope: Scope, resolver: Reso
             continue
         active = Fact.objects.in_scope(scope).filter(subject=subject, status=FactStatus.ACTIVE)
         fact = (active.filter(value_normalized=wrong).order_by("-valid_from", "-id").first()
-                or active.filter(value_normalized__regex=rf"^{re.escape(wrong)},? \d{{4}}$").order_by("-valid_from", "-id").first())
+                or active.filter(value_normalized__regex=rf"^{re.escape(wrong)},? \d{{4}}$").order_by("-valid_from", "-id").first()
+                # "two weeks, not three" of "three weeks", "Thursday, not Wednesday" of "on Wednesday afternoons": the wrong
+                # value said as one word of the held one
+                or (active.filter(value_normalized__regex=rf"(^| ){re.escape(wrong)}( |$)").order_by("-valid_from", "-id").first()
+                    if re.search(r"^\w+$", wrong) else None))
         if fact is not None:  # "not 2 December" of "2 December 2026" too: a date said without its year
             candidates.append(fact)
             break
+    if not candidates and not current and (thing := re.sub(r"[^a-z0-9]+", "_", (extracted.corrects or "").lower()).strip("_")):
+        # "I was wrong about 1.0: it's 10 November": what was said wrong names the thing (1_0_release_date), not a value
+        for subject in [named, *subjects]:
+            if subject is None:
+                continue
+            held = Fact.objects.in_scope(scope).filter(subject=subject, status=FactStatus.ACTIVE, attribute__regex=rf"(^|_){re.escape(thing)}(_|$)")
+            fact = next((f for f in held.order_by("-valid_from", "-id")[:20] if _shape(f.value) == _shape(extracted.value)), None)
+            if fact is not None:
+                candidates.append(fact)
+                break
     if current and candidates:
         candidates = [max(candidates, key=lambda f: (f.source_episode.occurred_at, f.source_episode_id, f.id))]  # the latest said
     for fact in candidates[:1]:
         if fact is not None:
             value = extracted.value
+            if normalize_value(fact.value) != wrong and re.search(rf"\b{re.escape(extracted.corrects or '')}\b", fact.value, re.I) and _shape(value) == "day":
+                value = re.sub(rf"\b{re.escape(extracted.corrects or '')}\b", value, fact.value, flags=re.I)  # "on Thursday afternoons"
             if year := re.fullmatch(r".*?(,? \d{4})", fact.value):
                 if not current and not re.search(r"\d{4}", value) and fact.value.lower().startswith((extracted.corrects or "").lower()):
                     value += year[1]  # "9 December, not 2 December" of "2 December 2026": the same year

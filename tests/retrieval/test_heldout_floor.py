@@ -3,9 +3,11 @@ the extraction and answer change it measures and never tuned on; the issue's tar
 these assert the floors reached, so that a change that loses held-out answers fails here.
 heldout-a.yaml: 138 of 174 here (the tests' hash embedder; `memoryweb eval scenarios` with the
 local model gives 140 = 0.805), from 108 = 0.621 before the first pass of issue 24 and 124 before
-the second. heldout-c.yaml (written blind before the second pass): 87 of 167 (0.521, the same with
-the local model), from 81 = 0.485 before it. The development set heldout-b.yaml (tuned on) has its
-own floor: 68 of 68 since the second pass (53 before), which says only that what was tuned holds.
+the second. heldout-c.yaml was written blind before the second pass (81 = 0.485 before it, 87 of 167
+= 0.521 after, the same with the local model) and is a development set since the third pass, which
+studied its failures by class: 156 of 167 here (158 with the local model). The development sets
+heldout-b.yaml and heldout-c.yaml (tuned on) have floors that say only that what was tuned holds:
+heldout-b 68 of 68 since the second pass (53 before).
 Through recorded model replies: not done (no model is reachable here to record replies for these
 suites' statements)."""
 
@@ -20,10 +22,10 @@ SCENARIOS = Path(__file__).parents[2] / "retrieval" / "scenarios"
 TARGET = 0.90  # the issue's; not reached offline
 
 
-@pytest.mark.parametrize("suite, right, questions", [("heldout-a.yaml", 138, 174), ("heldout-b.yaml", 68, 68), ("heldout-c.yaml", 87, 167)])
+@pytest.mark.parametrize("suite, right, questions", [("heldout-a.yaml", 138, 174), ("heldout-b.yaml", 68, 68), ("heldout-c.yaml", 156, 167)])
 def test_the_held_out_suites_answer_at_their_floor_offline(cast, suite, right, questions):
     report = run_scenarios(owner=cast.owner, path=SCENARIOS / suite)
     assert report["provider"] == "offline" and report["failed_extractions"] == 0 and report["questions"] == questions
     assert report["right"] >= right, [w["question"] for w in report["wrong"]]
-    if suite != "heldout-b.yaml":
+    if suite not in {"heldout-b.yaml", "heldout-c.yaml"}:  # development sets: tuned on, they measure no target
         assert right / questions < TARGET  # when the target is reached, raise the floor to it

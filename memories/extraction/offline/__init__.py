@@ -43,8 +43,11 @@ def extract(*, text: str, speaker: str, occurred_at: datetime, team: str | None 
     for sentence in sentences(normalise(text or "")):
         if len(ctx.facts) >= MAX_FACTS:
             break
+        said_before, dated_before = len(ctx.facts), ctx.event_at
         try:
             read_sentence(sentence, ctx)
+            if len(ctx.facts) == said_before:
+                ctx.event_at = dated_before  # "Tomasz is just on call this week": a date in a sentence that states nothing dates nothing
         except Exception:  # one odd sentence must not cost the rest (the raw text is kept anyway)
             log.warning("offline extractor failed on a sentence; skipped", exc_info=True)
     facts = facts_deduped(ctx.facts)[:MAX_FACTS]

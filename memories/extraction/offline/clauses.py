@@ -5,7 +5,7 @@ import re
 
 from memories.extraction.offline.context import Clause, Context
 from memories.extraction.offline.dates import take_dates
-from memories.extraction.offline.rules.team import due_date
+from memories.extraction.offline.rules.team import due_date, verb_base
 from memories.extraction.offline.subjects import correction_taken, read_clause, team_said_as_we
 from memories.extraction.offline.words import PREDICATE_VERBS
 from memories.extraction.vocabulary import CORRECTS_CURRENT
@@ -13,11 +13,11 @@ from memories.extraction.vocabulary import CORRECTS_CURRENT
 MAX_CLAUSE_CHARS = 400  # longer "clauses" are run-ons or pasted data, not statements
 _DISCOURSE = re.compile(
     r"^(?:(?:oh|ah|well|so|and|but|also|yeah|yes|yep|no|ok|okay|um|uh|hey|(?:hi|hello|hey|hiya|hola)(?:\s+(?:all|everyone|everybody|team|folks|there|y'?all))?|anyway|anyways|btw|by the way|"
-    r"actually|honestly|guess what|fun fact|plus|then|lol|haha|wow|oh well|of course|besides|however|"
+    r"actually|honestly|guess what|fun fact|confirmed|nope|haha|ugh|hmm|indeed|fyi|heads up|good news|plus|then|lol|haha|wow|oh well|of course|besides|however|"
     r"anyhow|in fact|as you know|you know|speaking of which|news|big news|update|correction|to correct myself|sorry|"
     r"i mean|i meant|wait|my mistake|my bad|scratch that|i was wrong|i misspoke|oops|let me correct that|to correct that|"
     r"that is wrong|that was wrong|that is not right|that is incorrect|i got that wrong|i had that wrong|"
-    r"to clarify|to be clear|these days|nowadays|currently|at the moment|right now|for now|as of (?:now|today)|as things stand)\b[\s,:!.-]*)+",
+    r"to clarify|to be clear|from today|starting today|from now on|effective today|effective immediately|these days|nowadays|currently|at the moment|right now|for now|as of (?:now|today)|as things stand)\b[\s,:!.-]*)+",
     re.I,
 )
 
@@ -33,10 +33,34 @@ _CORRECTION_MARK = re.compile(
 
 
 _WRONG_ABOUT = re.compile(
-    r"^(?:(?:sorry|oops|correction)[\s,:!-]*)?(?:i was wrong|i got it wrong|i was mistaken|i misspoke|my mistake|my bad|i made a mistake|"
-    r"correction|scratch what i said)\s+(?:about|on|regarding|with)\s+(?P<wrong>[^,;:]{1,40}?)\s*[,;:.-]+\s*(?P<rest>\S.+)$",
+    r"^(?:(?:sorry|oops|correction)(?:\s+(?:all|everyone|everybody|folks|team|y'?all))?[\s,:!-]*)?(?:i was wrong|i got it wrong|i was mistaken|i misspoke|my mistake|my bad|i made a mistake|"
+    r"correction|scratch what i said)\s+(?:about|on|regarding|with)\s+(?P<wrong>[^,;:]{1,40}?)\s*(?:[,;:-]+|\.(?=\s))\s*(?P<rest>\S.+)$",
     re.I,
 )
+
+
+# A label before a colon that heads a statement ("Heads up: …", "Personal news: …", "Version
+# control news: …", "Decision from the leads meeting: …", "Typo yesterday: …"): at most five
+# words (seven when it says it corrects), no "is" of its own. Its words may say that the statement is a
+# correction or a decision, or name the function a switch is about.
+_LABEL = re.compile(r"^(?P<label>[A-Za-z][\w'\-]*(?:[ ,]+[\w'\-]+){0,7}?)\s*:\s+(?P<rest>\S.*)$")
+_LABEL_CORRECTS = re.compile(r"\b(?:wrong|typo|misspoke|mistake|correction|corrected|off by|my bad|oops|sorry)\b", re.I)
+_LABEL_DECIDES = re.compile(r"\b(?:decision|decided|agreed|agreement|consensus|verdict|resolved|voted)\b", re.I)
+
+
+def label_taken(sentence: str) -> tuple[str, str | None, str]:
+    """(the sentence without its label, what the label says: "corrects" / "decides" / None, the
+    label). A label whose rest is no statement of three words or more is kept."""
+    m = _LABEL.match(sentence)
+    if not m or len(m["rest"].split()) < 3 or re.match(r"(?:correction|decision|final decision)$", m["label"], re.I):
+        return sentence, None, ""
+    label = m["label"]
+    kind = "corrects" if _LABEL_CORRECTS.search(label) else "decides" if _LABEL_DECIDES.search(label) else None
+    if kind == "corrects" and re.search(r"\b(?:about|regarding)\s+\S", label, re.I):
+        return sentence, None, ""  # "I was wrong about Porto: …" names the wrong value (read by _WRONG_ABOUT)
+    if kind is None and (re.search(r"\b(?:is|are|was|were|am)\b", label, re.I) or len(label.split()) > 5):
+        return sentence, None, ""  # "the art pipeline is mine: …" is a statement, not a label
+    return m["rest"], kind, label
 
 
 _ONLY_DATED = re.compile(r"\S+(?:\s+\S+)?\s+(?:was|were|is)", re.I)
@@ -103,7 +127,7 @@ _SUBJECT_START = r"(?:i|we|he|she|my)\b"
 _CLAUSE_SPLIT = re.compile(
     rf";|\s+-+\s+|,?\s+(?:and|but|so|because|although|though|while|whereas|since|plus|and then|and now|but now)\s+(?={_SUBJECT_START})"
     rf"|,\s+(?={_SUBJECT_START})|,?\s+(?:and|and then|and also|then)\s+(?={PREDICATE_VERBS}\b)"
-    r"|,\s+(?:which|who|where|so|but)\b|,\s+(?=(?:based|living|located)\s+in\b)"
+    r"|,\s+(?:and|but|so)\s+(?=(?:the|our)\s)|\s+and\s+(?=(?:the|our)\s+[\w\- ]{1,30}?\s+(?:is|are|was|were|has|have)\s)|,\s+(?:which|who|where|so|but)\b|,\s+(?=(?:based|living|located)\s+in\b)"
     r"|,\s+(?=(?-i:[A-Z])\w+(?:\s+(?-i:[A-Z])\w+)?\s+(?:is|was|were|are|has|had)\b)",
     re.I,
 )
@@ -113,11 +137,18 @@ def read_sentence(sentence: str, ctx: Context) -> None:
     if sentence.rstrip("\"') ").endswith("?"):
         return  # a question states nothing
     sentence = _expand(sentence.rstrip(".!?\"' "))
+    rest, said, label = label_taken(_DISCOURSE_LEAD.sub("", sentence))
+    sentence = rest if label else sentence
+    if said == "decides" and ctx.team and not re.match(r"(?:we|the team|our team|it was)\b", sentence, re.I):
+        sentence = f"Decision: {sentence}"  # "Leads agreed yesterday: the Halloween update will be free"
+    elif said == "decides":
+        # "Decision from the leads meeting: we're cutting the crafting system" → "we decided to cut …"
+        sentence = re.sub(r"^(?:we|the team|our team)\s+(?:are|is)\s+(\w+ing)\b", lambda v: f"we decided to {verb_base(v[1])}", sentence, flags=re.I)
     # Chat typed all in lowercase ("i live in new york") gets lowercase places and organisations.
     typed_lowercase = not re.search(r"[A-Z]", re.sub(r"\bI\b", "", sentence))
     pieces = [p.strip(" ,") for p in _CLAUSE_SPLIT.split(sentence) if p and p.strip(" ,")]
     clauses = []
-    correcting: str | None = CORRECTS_CURRENT if _CORRECTION_MARK.match(_DISCOURSE_LEAD.sub("", sentence)) else None
+    correcting: str | None = CORRECTS_CURRENT if _CORRECTION_MARK.match(_DISCOURSE_LEAD.sub("", sentence)) or said == "corrects" else None
     if about := _WRONG_ABOUT.match(_DISCOURSE_LEAD.sub("", sentence)):
         # "I was wrong about Porto, the offsite is in Braga": the wrong value is said up front
         correcting = about["wrong"].strip(" .")
@@ -128,7 +159,7 @@ def read_sentence(sentence: str, ctx: Context) -> None:
         piece = _DISCOURSE.sub("", piece).strip(" ,")
         if not piece or len(piece) > MAX_CLAUSE_CHARS:
             continue
-        clause = Clause(text=team_said_as_we(piece, ctx), typed_lowercase=typed_lowercase)
+        clause = Clause(text=team_said_as_we(piece, ctx), typed_lowercase=typed_lowercase, topic=label or None)
         correction_taken(clause)
         if correcting and not clause.corrects:
             clause.corrects = correcting

@@ -12,6 +12,7 @@ class Clause:
     typed_lowercase: bool
     valid_from: datetime | None = None
     corrects: str | None = None  # "I moved to Munich, not Berlin": the value said wrongly before
+    topic: str | None = None  # "Version control news: we migrated …": the function a label before a colon names
 
 
 @dataclass
@@ -24,6 +25,7 @@ class Context:
     subject_kinds: dict[str, str] = field(default_factory=dict)
     last_third_person: str | None = None
     event_at: datetime | None = None
+    last_thing: str | None = None  # the head of the team thing last read: "the North American ones" are servers
 
     @property
     def we(self) -> str:

@@ -36,8 +36,8 @@ _DATE_PATTERNS: list[tuple[str, re.Pattern]] = [
     ("for", re.compile(rf"\bfor\s+(?:the\s+(?:last|past)\s+)?({_NUM}|\d+)\s+({_UNIT})\b", re.I)),
     ("last_unit", re.compile(r"\b(last|this|past)\s+(week|weekend|month|year|night|morning|evening|afternoon)\b", re.I)),
     ("season", re.compile(r"\b(last|this|in the)\s+(summer|winter|spring|fall|autumn)\b", re.I)),
-    ("weekday", re.compile(rf"\b(?:(last|this|on)\s+)({_WEEKDAYS})\b", re.I)),
-    ("month", re.compile(rf"\b(?:(since|from)\s+|(?:back\s+)?in\s+|last\s+)(?:early\s+|late\s+|mid-?\s*)?({_MONTHS})\b(?!\s+\d)", re.I)),
+    ("weekday", re.compile(rf"\b(?:(last|this|on)\s+)({_WEEKDAYS})\b(?!\s+(?:mornings|afternoons|evenings|nights)\b)", re.I)),
+    ("month", re.compile(rf"\b(?:(since|from|as of|starting(?: in)?|effective)\s+|(?:back\s+)?in\s+|last\s+)(?:early\s+|late\s+|mid-?\s*)?({_MONTHS})\b(?!\s+\d)", re.I)),
     ("day", re.compile(r"\b(yesterday|today|tonight|the other day|earlier today)\b", re.I)),
 ]
 
@@ -68,7 +68,7 @@ def _resolve(kind: str, match: re.Match, ctx: Context, present_perfect: bool) ->
     now = ctx.occurred_at.astimezone(ctx.tz)
     today = now.date()
     groups = [g for g in match.groups()]
-    since = bool(groups and isinstance(groups[0], str) and groups[0].lower() in {"since", "from"})
+    since = bool(groups and isinstance(groups[0], str) and groups[0].lower().split()[0] in {"since", "from", "as", "starting", "effective"})
     if kind == "iso":
         return _parse(groups[0], ctx), True
     if kind in {"dmy", "mdy"}:
@@ -114,6 +114,10 @@ def _resolve(kind: str, match: re.Match, ctx: Context, present_perfect: bool) ->
     if kind == "month":
         month = _month_number(groups[1])
         start = today.replace(month=month, day=1)
+        if groups[0] and groups[0].lower().split()[0] in {"from", "as", "starting", "effective"}:
+            # "as of April I report to Ruben", said on 30 March: the nearest April (here, days away)
+            start = min((start.replace(year=start.year + d) for d in (-1, 0, 1)), key=lambda day: abs((day - today).days))
+            return _midnight(start, ctx), False
         if start > today:
             start = start.replace(year=start.year - 1)
         return _midnight(start, ctx), not since

@@ -6,7 +6,7 @@ import re
 from memories.extraction.offline.context import Clause, Context
 from memories.extraction.offline.facts import fact_add, relation_sentence
 from memories.extraction.offline.predicates import predicate_read
-from memories.extraction.offline.rules.team import TEAM_THINGS, decision_said, our_detail, recurring, singular, time_value
+from memories.extraction.offline.rules.team import TEAM_THINGS, decision_said, our_detail, owner_said, recurring, singular, time_value
 from memories.extraction.vocabulary import CORRECTION_ATTRIBUTE, CORRECTS_CURRENT
 from memories.extraction.offline.values import cut_value, job_title, plain_value, proper_name, snake_case
 from memories.extraction.offline.words import NAME, NOT_NAMES, PET_RE, PETS, PREDICATE_VERBS, RELATION_RE, RELATIONS
@@ -15,10 +15,12 @@ from memories.extraction.offline.words import NAME, NOT_NAMES, PET_RE, PETS, PRE
 def correction_taken(clause: Clause) -> None:
     """"… Munich, not Berlin", "… at 10:00, not 9:30": a correction of the value said before,
     noted on the clause (`corrects`) and cut from its text."""
-    if m := re.search(r"(?:,\s*(?:and\s+)?not|\s+rather than)\s+(?:in\s+|at\s+|on\s+)?(?P<wrong>[^,]{1,60})$", clause.text, re.I):
-        wrong = time_value(m["wrong"]) or cut_value(m["wrong"]) or m["wrong"].strip(" .")
+    if m := re.search(r"(?:,\s*(?:and\s+)?not|\s+rather than)\s+(?:in\s+|at\s+|on\s+)?(?P<wrong>(?:[^,]|,(?=\d{3})){1,60})$", clause.text, re.I):
+        wrong = time_value(m["wrong"]) or (m["wrong"].strip(" .") if re.fullmatch(r"[$€£]?[\d,.]+", m["wrong"].strip(" ."))
+                                           else cut_value(m["wrong"])) or m["wrong"].strip(" .")
         if wrong:
-            clause.corrects, clause.text = wrong, clause.text[: m.start()].strip()
+            # "Ines owns localization, not me": the speaker is no value of the fact; the new holder is said
+            clause.corrects, clause.text = (None if wrong.lower() in {"me", "i", "myself", "us", "mine"} else wrong), clause.text[: m.start()].strip()
     # "the offsite is not in Lisbon, it's in Porto" → "the offsite is in Porto", correcting Lisbon
     elif m := re.match(r"^(?P<head>.+?)\s+(?P<be>is|are|was|were)\s+not\s+(?:in\s+|at\s+|on\s+)?(?P<wrong>[^,]{1,60}),\s*"
                        r"(?:(?:it|they|that|this)\s+(?:is|are|was|were)\s+|but\s+)(?P<right>.+)$", clause.text, re.I):
@@ -63,13 +65,24 @@ def team_said_as_we(text: str, ctx: Context) -> str:
 def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> str | None:
     """Facts from one clause; returns its subject, which a following subjectless clause inherits."""
     text = clause.text
-    if ctx.team and re.match(r"^(?:the|our)\s+[\w\- ]{1,40}?\s+will (?:be(?: held)?|take place|happen)\s+(?:in|at|on)\s+", text, re.I):
+    if ctx.team and re.match(r"^(?:the|our)\s+[\w\-. ]{1,40}?\s+will (?:be(?: held)?|take place|happen)\s+(?:(?:in|at|on)\s+|[$€£]?\d)", text, re.I):
         text = re.sub(r"\s+will (?:be(?: held)?|take place|happen)\s+", " is ", text, count=1)  # "the 2026 offsite will be in Tirana": a team's event, as set
     decided = re.search(r"\b(?:decided|agreed|decision|resolved|voted|concluded)\b", text, re.I)
     if not decided and re.search(r"\bnever\b|\bif\b|\bwould\b|\bwill\b|\bmight\b|\bcould\b|\bshould\b|\bwant(?:s|ed)? to\b|\bhope\b|\bwish\b", text, re.I):
         return previous_subject  # plans, wishes and hypotheticals are not facts (a decision about the future is one)
     if decision_said(text, clause, ctx):
         return ctx.we
+    if owner_said(text, clause, ctx):
+        return ctx.speaker
+    # "Ruben is now our tech lead", "Mara has become the team's designer": a role in the team
+    if ctx.team and (m := re.match(rf"^(?P<who>{NAME}(?:\s+{NAME})?)\s+(?:is|has been|became|has become|was made|got promoted to)\s+(?:now\s+|officially\s+)?"
+                                   r"(?:our|the team's|the)\s+(?:new\s+)?(?P<role>[\w\- ]{2,40})$", text)):
+        role = job_title(m["role"], strict=True)
+        if role and m["who"].split()[0].lower() not in NOT_NAMES:
+            fact_add(ctx, clause, m["who"], "role", role, confidence=0.85)
+            ctx.subject_kinds.setdefault(m["who"], "person")
+            ctx.last_third_person = m["who"]
+            return m["who"]
     # "Blue is my favorite color"
     if m := re.match(r"^(?P<value>.+?)\s+(?:is|are)\s+my\s+(?:all-time\s+|absolute\s+)?favou?rite\s+(?P<what>[a-z]+(?:\s+[a-z]+)?)$", text, re.I):
         value = plain_value(m["value"])
@@ -98,11 +111,13 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
     if not text.strip():
         return previous_subject
     bare_thing = singular(text.split()[0]).lower() in TEAM_THINGS  # "standup has moved …", after "my mistake:" too
-    if ctx.team and (text[:1].isupper() or bare_thing) and text.split()[0].lower() not in NOT_NAMES and our_detail(text[0].lower() + text[1:], clause, ctx, the=True):
+    if ctx.team and (text[:1].isupper() or bare_thing or clause.topic or clause.corrects) and text.split()[0].lower() not in NOT_NAMES and our_detail(text[0].lower() + text[1:], clause, ctx, the=True):
         return ctx.we
     # "Actually, it's Porto, not Lisbon": the speaker's fact whose value is Lisbon, corrected.
     # "Sorry, I meant Porto, not Lisbon": the right value alone.
-    bare = clause.corrects and (time_value(text) or (proper_name(text, clause) if len(text.split()) <= 3 and text[:1].isupper() else None))
+    # a bare value: a time, a name of capitalised words ("Hamilton", "Google Meet"), an amount ("two weeks", "$19.99")
+    bare = clause.corrects and (time_value(text) or (proper_name(text, clause) if len(text.split()) <= 3 and all(w[:1].isupper() or w[:1].isdigit() for w in text.split()) else None)
+                                or (text if re.fullmatch(r"(?:[$€£]?\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|twelve)(?:\s+[a-z%]+){0,2}", text, re.I) else None))
     if bare:
         wrong = "" if clause.corrects == CORRECTS_CURRENT else f", not {clause.corrects}"
         fact_add(ctx, clause, ctx.speaker, CORRECTION_ATTRIBUTE, bare, sentence=f"{ctx.speaker}: {bare}{wrong}.")
@@ -131,10 +146,14 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
         name = m["name"]
         # "Here's …", "Mel's …": a contraction or possessive opens the clause, not a subject.
         contracted = re.search(r"'s$|'re$|'ll$|'ve$|'d$", name.split()[0], re.I)
+        if ctx.team and singular(name.split()[-1]).lower() in TEAM_THINGS:
+            return None  # "Standup stays in the Harbour room": a team thing, not a person (read by our_detail above)
         if not contracted and name.split()[0].lower() not in NOT_NAMES and not (len(name.split()) > 1 and name.split()[1].lower() in NOT_NAMES):
             if predicate_read(m["rest"], name, clause, ctx, first_person=False, confidence=0.85):
                 ctx.last_third_person = name
                 ctx.subject_kinds.setdefault(name, "person")
+            elif ctx.subject_kinds.get(name, "person") == "person" and re.match(r"(?:moved|relocated|left|joined|went|started|is|was|has)\b", m["rest"], re.I):
+                ctx.last_third_person = name  # "Priya moved to the publisher's London office; she lives in London now"
             return name
         return None
     if previous_subject and (m := re.match(r"^(?:based|living|located)\s+in\s+(?P<place>.+)$", text, re.I)):

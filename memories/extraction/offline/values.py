@@ -8,7 +8,8 @@ from memories.extraction.offline.words import DETERMINERS, JOBS, NOT_NAMES, NOT_
 _BOUNDARY = re.compile(
     r"\s+(?:as|in|at|for|from|to|with|since|on|and|but|because|after|before|when|while|where|who|which|that|"
     r"so|then|until|during|by|near|last|this|next|ago|anymore|any more|too|again|yet|though|although|if|or|"
-    r"right|here|there|lately|now|today|yesterday|every|each|these|nowadays|whenever|like|full-time|part-time)\b(?!-)"
+    r"right|here|there|lately|now|today|yesterday|every|each|these|nowadays|whenever|like|full-time|part-time|over|via|through|"
+    r"instead|into|onto)\b(?!-)"
     r"|[,;:!?()\"]|(?<!\bSt)(?<!\bMt)(?<!\bDr)(?<!\bFt)\.(?:\s|$)|\s+-+\s+",
     re.I,
 )

@@ -89,5 +89,5 @@ NAME = r"(?-i:[A-Z][a-zA-Z'\-]*[a-z][a-zA-Z'\-]*)"
 PREDICATE_VERBS = (
     r"(?:moved|relocated|started|joined|got|work|works|worked|live|lives|lived|love|loves|like|likes|"
     r"enjoy|enjoys|hate|hates|adopted|have|has|left|quit|became|play|plays|speak|speaks|went|visited|"
-    r"bought|married|am|is|was|graduated|study|studies|grew)"
+    r"bought|married|am|is|was|graduated|study|studies|grew|do|does|did|use|uses|run|runs|own|owns|report|reports)"
 )

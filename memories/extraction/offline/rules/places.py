@@ -6,6 +6,7 @@ from memories.extraction.offline.context import Clause, Context, Predicate
 from memories.extraction.offline.facts import fact_add
 from memories.extraction.offline.rules.work import trailing_work
 from memories.extraction.offline.values import cut_value, proper_name
+from memories.extraction.offline.words import NOT_NAMES
 
 
 def rule_move(pred: Predicate, subject: str, clause: Clause, ctx: Context, confidence: float) -> bool:
@@ -40,6 +41,17 @@ def rule_move(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
 
 
 def rule_live(pred: Predicate, subject: str, clause: Clause, ctx: Context, confidence: float) -> bool:
+    # "I'm working remotely from Kraków", "I work from Lyon": where someone works from is where they are based
+    if (m := re.match(r"^(?:work|works|working|am working|is working|are working)\s+(?:remotely\s+|mostly\s+|full-time\s+)?from\s+(?P<place>.+)$", pred.text, re.I)) \
+            and not pred.negated and (place := proper_name(cut_value(m["place"]), clause)) and place.split()[0].lower() not in {"home", "the"}:
+        fact_add(ctx, clause, subject, "lives_in", place, obj=place, obj_kind="place", confidence=min(confidence, 0.8))
+        return True
+    # "I'm in Toronto" in a team's chat (no time said: "I'm in Lisbon this week" is a visit): where they are based
+    if ctx.team and clause.valid_from is None and not pred.negated and (m := re.match(r"^(?:am|is)\s+(?:based\s+|now\s+)?in\s+(?P<place>.+)$", pred.text, re.I)):
+        place = proper_name(cut_value(m["place"]), clause, allow_lowercase=False)
+        if place and place.split()[0].lower() not in NOT_NAMES and not re.search(r"\b(?:office|meeting|call|room|hospital|bed)\b", place, re.I):
+            fact_add(ctx, clause, subject, "lives_in", place, obj=place, obj_kind="place", confidence=min(confidence, 0.7))
+            return True
     m = re.match(
         r"^(?P<verb>live|lives|living|lived|used to live|am living|is living|are living|was living|reside|resides|"
         r"residing|am based|is based|are based|based|am staying|is staying|stay|stays|am settled|settled)\s+(?:in|out of)\s+(?P<place>.+)$",
@@ -60,7 +72,14 @@ def rule_live(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
         fact_add(ctx, clause, subject, "lived_in", place, obj=place, obj_kind="place", confidence=confidence)
     else:
         fact_add(ctx, clause, subject, "lives_in", place, obj=place, obj_kind="place", negated=pred.negated, confidence=confidence)
-    trailing_work(m["place"][len(place_text) :], subject, clause, ctx, confidence)
+    # "I live in Montreal, in Rosemont", "…, up on the Plateau": a part of the same town, not another home
+    rest = m["place"][len(place_text) :]
+    if part := re.match(r"^\s*,?\s*(?:(?:up|down|out)\s+)?(?:in|on|near|by)\s+(?:the\s+)?(?P<part>[A-Z][\w\-']*(?:\s+[A-Z][\w\-']*)*)", rest):
+        if not past and not pred.negated:  # the neighbourhood, its own fact
+            fact_add(ctx, clause, subject, "neighbourhood", part["part"], obj=part["part"], obj_kind="place", confidence=min(confidence, 0.8),
+                     sentence=f"{subject} lives in {part['part']}, {place}.")
+        rest = rest[part.end():]
+    trailing_work(rest, subject, clause, ctx, confidence)
     return True
 
 

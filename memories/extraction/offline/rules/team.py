@@ -12,14 +12,16 @@ from datetime import datetime
 
 from memories.extraction.offline.context import Clause, Context, Predicate
 from memories.extraction.offline.facts import fact_add
-from memories.extraction.offline.values import cut_value, plain_value, proper_name, snake_case
+from memories.extraction.offline.values import cut_value, job_title, plain_value, proper_name, snake_case
 from memories.extraction.offline.words import NAME, NOT_NAMES
-from memories.extraction.vocabulary import REPLACEMENT_ATTRIBUTE, TOOL_WORDS, canonical_attribute, function_key, tool_attribute
+from memories.extraction.vocabulary import (
+    FUNCTION_PHRASES, FUNCTION_SYNONYMS, REPLACEMENT_ATTRIBUTE, TOOL_WORDS, canonical_attribute, function_key, tool_attribute,
+)
 
 # A function is a few plain words ("the billing service", "tickets", "CI", "on-call").
 _FUNCTION = r"(?P<fn>(?:the\s+|our\s+|my\s+)?[\w][\w\-]*(?:\s+[\w][\w\-]*){0,3}?)"
 _NOT_A_FUNCTION = {"my", "his", "her", "their", "your", "family", "kids", "house", "home", "in", "back", "out", "away", "here"}
-_OWN = r"own|owns|owned|maintain|maintains|am responsible for|is responsible for|are responsible for|am in charge of|is in charge of|" \
+_OWN = r"own|owns|owned|maintain|maintains|(?:am |is |are )?taking ownership of|took ownership of|take ownership of|takes ownership of|am responsible for|is responsible for|are responsible for|am in charge of|is in charge of|" \
        r"are in charge of|took over|have taken over|has taken over|am the owner of|is the owner of|are the owners of"
 _LEAD = r"lead|leads|led|run|runs|ran|head|heads|headed|manage|manages|managed|am the lead of|is the lead of|am the head of|is the head of"
 
@@ -56,7 +58,19 @@ TEAM_THINGS = frozenset(
 def known_function(fn: str) -> bool:
     words = [w for w in fn.lower().split() if w not in {"the", "our", "my", "team", "team's"}]
     return bool(words) and (" ".join(words) in _KNOWN_FUNCTIONS or words[-1] in _KNOWN_FUNCTIONS or words[-1] in TOOL_WORDS
-                            or function_key(" ".join(words)) in _KNOWN_KEYS)
+                            or function_key(" ".join(words)) in _KNOWN_KEYS | _PHRASE_KEYS)
+
+
+_PHRASE_KEYS = frozenset(FUNCTION_PHRASES.values()) | frozenset(FUNCTION_SYNONYMS.values())
+
+
+def topic_function(topic: str | None) -> str | None:
+    """The function a label names ("Version control news: …" → version control), if any."""
+    if not topic:
+        return None
+    topic = re.sub(r"\s+(?:news|update|updates|change|changes|note|notes|stuff|corner|heads up)$", "", topic.strip(), flags=re.I)
+    topic = re.sub(r"^(?:(?:quick|small|big|short|brief|important|some|a|an|the)\s+)+", "", topic, flags=re.I)
+    return topic if known_function(topic) else None
 
 
 def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confidence: float) -> bool:
@@ -67,6 +81,17 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
         return False
     if not ctx.team:
         return _reports_to(t, subject, clause, ctx, confidence)
+    # "Photon Voice replaced Vivox for in-game voice chat": the subject is the new tool (not a person: "Maya replaced Tom as lead")
+    if (m := re.match(r"^(?:replaced|has replaced|have replaced|took over from|superseded)\s+(?P<a>(?-i:[A-Z])[\w.\- ]*?)(?:\s+(?:for|as|in)\s+(?P<fn>.+))?$", t, re.I)) \
+            and subject[:1].isupper() and subject != ctx.team and ctx.subject_kinds.get(subject) != "person" \
+            and subject.casefold() != ctx.speaker.casefold() and not re.search(r"\s(?:with|by)\s", m["a"]):
+        old, fn = _tool(m["a"], clause), cut_value(m["fn"] or "")
+        if old and old[:1].isupper() and not (fn and job_title(fn, strict=True)):
+            if fn and _function_ok(fn):
+                fact_add(ctx, clause, ctx.we, tool_attribute(fn), subject, obj=subject, obj_kind="organization", previous=old, confidence=confidence)
+                return True
+            if not fn:
+                return _replaced(ctx, clause, ctx.we, old, subject, confidence)
     # "Jira was replaced by Linear": the subject is the old tool, the team the one that switched
     if (m := re.match(r"^(?:was|were|is|has been|got|have been)\s+replaced\s+(?:by|with)\s+(?P<b>.+)$", t, re.I)) and subject[:1].isupper():
         new = _tool(m["b"], clause)
@@ -86,7 +111,7 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
             return True
     # "switched from Linear to Jira for tickets", "replaced PagerDuty with Opsgenie for on-call": the function said
     # (before the shapes below that would take "Opsgenie for on-call" as the new tool)
-    if m := re.match(r"^(?:switched|migrated|moved|changed|gone|went)\s+from\s+(?P<a>.+?)\s+to\s+(?P<b>.+?)\s+(?:for|as)\s+(?P<fn>.+)$", t, re.I) or re.match(
+    if m := re.match(r"^(?:switched|migrated|moved|changed|gone|went)\s+from\s+(?P<a>.+?)\s+to\s+(?P<b>.+?)\s+(?:for|as)\s+(?!(?:my|his|her|their)\b)(?P<fn>.+)$", t, re.I) or re.match(
         r"^(?:replaced|swapped)\s+(?P<a>.+?)\s+(?:with|for)\s+(?P<b>.+?)\s+(?:for|as|on)\s+(?P<fn>.+)$", t, re.I
     ):
         old, new = _tool(m["a"], clause), _tool(m["b"], clause)
@@ -99,6 +124,14 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
                      r"|^(?:dropped|ditched|left|quit|abandoned|retired|moved away from|moved off|switched away from)\s+(?P<a2>.+?)\s+(?:for|in favou?r of)\s+(?P<b2>.+)$", t, re.I):
         old, new = _tool(m["a"] or m["a2"], clause), _tool(m["b"] or m["b2"], clause)
         if old and new and old[:1].isupper() and new[:1].isupper():
+            return _replaced(ctx, clause, subject, old, new, confidence)
+    # "we migrated from Perforce to Plastic SCM" (the team; no function said): the label's function, else the old tool's
+    if subject == ctx.team and (m := re.match(r"^(?:switched|migrated|moved|changed|gone|went)\s+(?:over\s+)?from\s+(?P<a>.+?)\s+(?:over\s+)?to\s+(?P<b>.+)$", t, re.I)):
+        old, new = _tool(m["a"], clause), _tool(m["b"], clause)
+        if old and new and old[:1].isupper() and new[:1].isupper():
+            if fn := topic_function(clause.topic):
+                fact_add(ctx, clause, subject, tool_attribute(fn), new, obj=new, obj_kind="organization", previous=old, confidence=confidence)
+                return True
             return _replaced(ctx, clause, subject, old, new, confidence)
     # "moved the CI to Buildkite": a known function switched, the old tool not said
     if m := re.match(rf"^(?:switched|migrated|moved|changed|swapped|transitioned)\s+(?:over\s+)?{_FUNCTION}\s+(?:over\s+)?to\s+(?P<b>.+)$", t, re.I):
@@ -121,6 +154,16 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
     if (m := re.match(r"^(?:moved|pushed|shifted|rescheduled|postponed|brought forward|delayed)\s+(?P<thing>(?:the|our)\s+[\w\- ]{1,40}?)\s+(?:back\s+)?(?:to|until)\s+(?P<rest>.+)$", t, re.I)) \
             and singular(m["thing"].split()[-1]).lower() in TEAM_THINGS and due_date(f"{m['thing']} moved to {m['rest']}", clause, ctx):
         return True
+    # "we've moved the studio into a bigger space in Griffintown", "moved the office to Leith": a thing of the team's new place
+    if (m := re.match(r"^(?:moved|relocated)\s+(?P<thing>(?:the|our)\s+[a-z][\w\- ]{1,30}?)\s+(?:to|into|over to)\s+(?P<dest>.+)$", t, re.I)) \
+            and not known_function(m["thing"]):
+        towns = re.findall(rf"(?:^|\s(?:in|to|at)\s)(?:the\s+)?({NAME}(?:\s+{NAME})*)", m["dest"])
+        place = towns[-1] if towns else None
+        if place and place.split()[0].lower() not in NOT_NAMES:
+            thing = re.sub(r"^(?:the|our)\s+", "", m["thing"], flags=re.I)
+            fact_add(ctx, clause, ctx.we, f"{snake_case(thing)}_place", place, obj=place, obj_kind="place", confidence=confidence,
+                     sentence=f"The {thing} is in {place}.")
+            return True
     # "use Linear for tickets", "use Opsgenie instead of PagerDuty for on-call"
     if m := re.match(r"^(?:use|uses|are using|is using|am using|been using|rely on|relies on|picked|chose|selected|went with|adopted|settled on|are on|is on|am on|"
                      r"are going with|are sticking with|stuck with|are staying with|stayed with|standardi[sz]ed on|"
@@ -132,7 +175,7 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
             return True
     if m := re.match(r"^(?:use|uses|are using|is using|adopted|am on|are on|is on)\s+(?P<b>.+)$", t, re.I):
         new = _tool(m["b"], clause)
-        if new and new[0].isupper() and new.split()[0].lower() not in NOT_NAMES:
+        if new and (new[0].isupper() or new[0].isdigit()) and new.split()[0].lower() not in NOT_NAMES:
             fact_add(ctx, clause, subject, "uses", new, obj=new, obj_kind="organization", confidence=confidence)
             return True
     if _handed_over(t, subject, clause, ctx, confidence) or _tool_by_verb(t, subject, clause, ctx, confidence):
@@ -179,7 +222,7 @@ _SWITCH_VERBS = {"move", "switch", "migrate", "change", "replace", "swap", "tran
                   "want", "hope", "consider", "think", "try", "look", "need"}
 
 
-def _verb_base(verb: str) -> str:
+def verb_base(verb: str) -> str:
     """"deploys" / "deployed" / "deploying" → "deploy", "tracks" → "track" (the noun a function is named by)."""
     verb = verb.lower()
     for suffix, back in (("ying", "y"), ("ing", ""), ("ied", "y"), ("ed", ""), ("es", ""), ("s", "")):
@@ -203,9 +246,9 @@ def _tool_by_verb(t: str, subject: str, clause: Clause, ctx: Context, confidence
     event ("we hold the retro in Porto" is a place, read by `our_detail`'s shapes)."""
     if subject != ctx.team:
         return False
-    m = re.match(r"^(?:(?:am|is|are|was|were)\s+|been\s+)?(?P<verb>[a-z]{3,})\s+(?:(?P<obj>(?:the\s+|our\s+)?[a-z][\w\-]*(?:\s+[a-z][\w\-]*){0,2}?)\s+)?"
+    m = re.match(r"^(?:(?:am|is|are|was|were)\s+|been\s+)?(?P<verb>[a-z]{3,}|do)\s+(?:(?P<obj>(?:the\s+|our\s+)?[a-z][\w\-]*(?:\s+[a-z][\w\-]*){0,2}?)\s+)?"
                  r"(?P<prep>with|on|via|through|using|in|into|to)\s+(?P<tool>.+)$", t, re.I)
-    if not m or m["verb"].lower() in _NOT_TOOL_VERBS or m["verb"].lower() in _NOT_A_FUNCTION or _verb_base(m["verb"]) in _SWITCH_VERBS:
+    if not m or m["verb"].lower() in _NOT_TOOL_VERBS or m["verb"].lower() in _NOT_A_FUNCTION or verb_base(m["verb"]) in _SWITCH_VERBS:
         return False  # switches have their own shapes (and "we are moving the docs to Notion next week" is a plan)
     obj = (m["obj"] or "").strip()
     if m["prep"].lower() in {"in", "into", "to"} and (not obj or obj.lower().split()[-1].rstrip("s") in TEAM_THINGS):
@@ -215,11 +258,13 @@ def _tool_by_verb(t: str, subject: str, clause: Clause, ctx: Context, confidence
     tool = _tool(m["tool"], clause)
     if not tool or not tool[:1].isupper() or tool.split()[0].lower() in NOT_NAMES or re.match(r"^\d", tool):
         return False
-    function = obj or _verb_base(m["verb"])
+    function = obj or verb_base(m["verb"])
     attribute = tool_attribute(function)
-    if attribute == "uses":
+    if attribute == "uses" or (m["verb"].lower() == "do" and not obj):
         return False
-    fact_add(ctx, clause, subject, attribute, tool, obj=tool, obj_kind="organization", confidence=confidence)
+    instead = re.search(r"\b(?:instead of|rather than|in place of)\s+(?P<old>.+)$", m["tool"], re.I)
+    old = _tool(instead["old"], clause) if instead else None  # "… on Google Meet instead of Zoom"
+    fact_add(ctx, clause, subject, attribute, tool, obj=tool, obj_kind="organization", previous=old, confidence=confidence)
     return True
 
 
@@ -233,14 +278,55 @@ def _replaced(ctx: Context, clause: Clause, subject: str, old: str, new: str, co
 def _handed_over(t: str, subject: str, clause: Clause, ctx: Context, confidence: float) -> bool:
     """"Yusuf handed the billing pipeline over to Hana", "passed on-call to Tomasz": the receiver
     owns it now (which ends the giver's ownership: owns holds one subject per value)."""
-    m = re.match(rf"^(?:handed|passed|gave|transferred|handed over|passed on)\s+(?:over\s+)?(?P<what>.+?)\s+(?:over\s+|on\s+)?to\s+(?P<who>{NAME}(?:\s+{NAME})?)$", t, re.I)
+    t = re.sub(r"^(?:am|is|are)\s+(hand|pass|giv|transferr)ing\b", lambda v: {"hand": "handed", "pass": "passed", "giv": "gave", "transferr": "transferred"}[v[1].lower()], t, flags=re.I)
+    # "Kofi handed me the Steam store page", "gave Tomasz the netcode": the receiver said first
+    if m := re.match(rf"^(?:handed|passed|gave|transferred)\s+(?:over\s+)?(?P<who>me|us|{NAME}(?:\s+{NAME})?)\s+(?P<what>(?:the|our|my)\s+.+?)(?:\s+(?:over|now))?$", t, re.I):
+        pass
+    else:
+        m = re.match(rf"^(?:handed|passed|gave|transferred|handed over|passed on)\s+(?:over\s+)?(?P<what>.+?)\s+(?:over\s+|on\s+)?to\s+(?P<who>me|{NAME}(?:\s+{NAME})?)$", t, re.I)
     if not m:
         return False
-    what = re.sub(r"^(?:the|our|my)\s+", "", m["what"].strip(), flags=re.I)
+    if m["who"].lower() == "us":
+        return False
+    who = ctx.speaker if m["who"].lower() == "me" else m["who"]
+    what = re.sub(r"^(?:the|our|my)\s+", "", cut_value(m["what"].strip()), flags=re.I)
     if not what or len(what.split()) > 5 or what.split()[0].lower() in {"a", "an", "it", "this", "that", "them", "him", "her"}:
         return False
-    fact_add(ctx, clause, m["who"], "owns", what, confidence=confidence)
-    ctx.subject_kinds.setdefault(m["who"], "person")
+    fact_add(ctx, clause, who, "owns", what, confidence=confidence)
+    ctx.subject_kinds.setdefault(who, "person")
+    return True
+
+
+_MINE = re.compile(
+    r"^(?:all\s+of\s+)?(?:the\s+|our\s+)?(?P<what>[\w][\w\-' ]{1,50}?)\s+(?:is|are|was|were|has been|have been)\s+(?:now\s+|all\s+|officially\s+)*"
+    r"(?P<whose>mine|hers|his|(?:owned|run|maintained|led|looked after|handled)\s+by\s+me)(?:\s+to\s+(?P<verb>run|lead|own|manage|maintain|look after))?"
+    r"(?:\s+now)?(?:\s*[,;:].*)?$",
+    re.I,
+)
+
+
+_NOT_OWNED = frozenset("pleasure honour honor fault mistake mistakes error errors blame loss choice call turn treat idea bad "
+                       "responsibility privilege apology apologies".split())
+
+
+def owner_said(text: str, clause: Clause, ctx: Context) -> bool:
+    """Ownership said from the thing, with a possessive pronoun: "the art pipeline is mine",
+    "the telemetry dashboards are mine now", "all of the game's audio is mine: …", "the Discord
+    server is mine to run", "the localization pipeline is owned by me" → the speaker owns it
+    ("his" / "hers": the person last named). In a team's scope only."""
+    m = _MINE.match(text.strip(" ."))
+    if not ctx.team or not m:
+        return False
+    what = m["what"].strip()
+    if what.split()[0].lower() in NOT_NAMES | {"it", "that", "this", "which", "one"} or len(what.split()) > 5:
+        return False
+    if what.split()[-1].lower() in _NOT_OWNED:
+        return False  # "the pleasure is mine", "the mistake was mine": said of a feeling or a fault, not of a thing owned
+    whose = m["whose"].lower()
+    who = ctx.last_third_person if whose in {"his", "hers"} else ctx.speaker
+    if not who:
+        return False
+    fact_add(ctx, clause, who, "owns", what, confidence=0.85, sentence=f"{who} owns {what}.")
     return True
 
 
@@ -268,14 +354,14 @@ _WEEKDAYS = r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?"
 _SEGMENT = re.compile(r"(?:^|,?\s+)(?:still\s+|now\s+)?(?P<prep>on|at|in|every)\s+(?P<what>.+?)(?=(?:,?\s+(?:still\s+|now\s+)?(?:on|at|in|every)\s)|$)", re.I)
 
 
-def event_details(thing: str, what: str, value: str, clause: Clause, ctx: Context) -> bool:
+def event_details(thing: str, what: str, value: str, clause: Clause, ctx: Context, *, event: bool = False) -> bool:
     """"The retro is on Wednesdays at 3pm in the Kelp room", "standup is at 10:00 in the Kelp
     room": a team event's day (retro_schedule), time (retro_time) and place (retro_place), each
     its own single-valued fact. Only when at least two are said, or a day or a place with "the"."""
     parts = {}
     for seg in _SEGMENT.finditer(value):
         prep, said = seg["prep"].lower(), seg["what"].strip(" .,")
-        if (prep in {"on", "every"} and re.fullmatch(rf"(?:every\s+|each\s+)?(?:other\s+)?{_WEEKDAYS}", said, re.I)) or prep == "every":
+        if (prep in {"on", "every"} and re.fullmatch(rf"(?:every\s+|each\s+)?(?:other\s+)?{_WEEKDAYS}(?:\s+(?:morning|afternoon|evening|night)s?)?", said, re.I)) or prep == "every":
             parts.setdefault("schedule", (f"every {said}" if prep == "every" else f"on {said}"))
         elif prep == "at" and time_value(said):
             parts.setdefault("time", time_value(said))
@@ -283,7 +369,7 @@ def event_details(thing: str, what: str, value: str, clause: Clause, ctx: Contex
             parts.setdefault("place", place)
         else:
             return False
-    if len(parts) < 2 and not (set(parts) == {"schedule"} and what.lower().split()[-1] in TEAM_THINGS):
+    if len(parts) < 2 and not (set(parts) == {"schedule"} and (what.lower().split()[-1] in TEAM_THINGS or event)):
         return False  # one day alone only of a team's event ("demos are on Thursdays")
     for kind, said in parts.items():
         label = {"schedule": f"The {what} is {said}.", "time": f"The {what} is at {said}.", "place": f"The {what} is in {said}."}[kind]
@@ -300,8 +386,8 @@ def _room(said: str) -> str | None:
 # Words before a team thing that say how often it comes, not which one it is ("our weekly demo").
 _HOW_OFTEN = re.compile(r"^(?:(?:weekly|daily|monthly|yearly|annual|quarterly|regular|usual|fortnightly|biweekly|bi-weekly|team)\s+)+", re.I)
 # Verbs that place a team's event, read as "is in / at / on" ("the demo happens in the Larch room").
-_HAPPENS = re.compile(r"^(?P<what>[a-z0-9][\w\-' ]{1,40}?)\s+(?:happens|happened|takes place|took place|has taken place|will take place|"
-                      r"(?:is|are|was|were|will be|has been|have been)\s+(?:held|happening|taking place)|meets|met)\s+"
+_HAPPENS = re.compile(r"^(?P<what>[a-z0-9][\w\-' ]{1,40}?)\s+(?:happens|happen|happened|takes place|take place|took place|has taken place|will take place|"
+                      r"(?:is|are|was|were|will be|has been|have been)\s+(?:held|happening|taking place)|meets|met|stays|stay|stayed|remains|remain)\s+"
                       r"(?P<prep>in|at|on)\s+", re.I)
 
 
@@ -327,6 +413,21 @@ def _thing_said(rest: str) -> str:
     return rest
 
 
+_STRONG = re.compile(r"^(?:(?:in|at|on)\s+(?:the\s+)?)?(?:[$€£]?\d|(?-i:[A-Z])\w|(?-i:[a-z])+(?-i:[A-Z]))", re.I)  # "iOS 16" too
+
+
+def _strong_value(value: str) -> bool:
+    """A value that makes "the X is Y" a fact of a team thing outside the known list: a name
+    ("Android 9"), a number or an amount ("$24.99", "120,000 dollars"), a date or a place
+    ("in Frankfurt", "at the Studio Lab"); not a word that describes ("great", "out of control")."""
+    value = value.strip()
+    if not _STRONG.match(value):
+        return False
+    first = re.sub(r"^(?:(?:in|at|on)\s+(?:the\s+)?)", "", value, flags=re.I).split()[0].lower()
+    return first not in NOT_NAMES or bool(re.match(r"(?:january|february|march|april|may|june|july|august|september|october|november|december|"
+                                                   r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)", first))
+
+
 def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) -> bool:
     """The team's details, said as "our X …" (or "the X …", `the`, where X must be a team thing
     or a function, since "the kids are great" is no fact of the team). In a team's scope only:
@@ -337,17 +438,31 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
     Tomasz" → Tomasz leads on-call; "the budget is 40,000 euros" → budget."""
     if not ctx.team:
         return False
-    rest = _thing_said(" ".join(rest.split()))
+    rest = " ".join(rest.split())
+    recurring_said, happens = bool(_HOW_OFTEN.match(rest)), bool(_HAPPENS.match(_HOW_OFTEN.sub("", rest)))
+    rest = _thing_said(rest)
     # "our CI changed from Jenkins to GitHub Actions", "the offsite moved from Lisbon to Porto": a switch said of the thing
     if (m := re.match(r"^(?P<what>[a-z][\w\-' ]{0,40}?)\s+(?:has\s+|have\s+)?(?:changed|switched|moved|went|gone|migrated)\s+from\s+(?P<a>.+?)\s+to\s+(?P<b>.+)$", rest, re.I)):
         what = m["what"]
         if singular(what.split()[-1]).lower() in TEAM_THINGS:
-            return due_date(f"the {what} moved to {m['b']}", clause, ctx)
-        if known_function(what):
             old, new = _tool(m["a"], clause), _tool(m["b"], clause)
-            if old and new:
-                fact_add(ctx, clause, ctx.we, tool_attribute(what), new, obj=new, obj_kind="organization", previous=old)
+            if old and new and old[:1].isupper() and new[:1].isupper() and _day(new, ctx.occurred_at) is None and not time_value(new) \
+                    and new.split()[0].lower() not in NOT_NAMES:  # "the offsite moved from Reykjavik to Tallinn": the old place said too
+                fact_add(ctx, clause, ctx.we, f"{snake_case(_thing_said(what))}_place", new, obj=new, obj_kind="place", previous=old,
+                         sentence=f"The {what} is in {new}.")
                 return True
+            return due_date(f"the {what} moved to {m['b']}", clause, ctx)
+        old, new = _tool(m["a"], clause), _tool(m["b"], clause)
+        if not (old and new):
+            return False
+        if known_function(what) or not re.search(r"\bmoved\b", m[0], re.I):
+            fact_add(ctx, clause, ctx.we, tool_attribute(what), new, obj=new, obj_kind="organization", previous=old)
+            return True
+        if old[:1].isupper() and new[:1].isupper() and what.split()[0].lower() not in NOT_NAMES:
+            # "the EU servers moved from Frankfurt to Amsterdam": a thing of the team moved
+            fact_add(ctx, clause, ctx.we, f"{snake_case(what)}_place", new, obj=new, obj_kind="place", previous=old,
+                     sentence=f"The {what} is in {new}.")
+            return True
         return False
     # "the metrics API belongs to Marguerite", "on-call is now run by Tomasz": the holder after the verb
     if m := re.match(rf"^(?P<what>[\w][\w\-' ]{{1,40}}?)\s+(?:(?:now|still)\s+)?(?:belongs|belonged|has belonged)\s+to\s+(?P<who>{NAME}(?:\s+{NAME})?)(?:\s+now)?$", rest) or re.match(
@@ -375,7 +490,7 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
         fact_add(ctx, clause, m["who"], "owns", re.sub(r"^(?:the|our)\s+", "", m["what"], flags=re.I), confidence=0.85)
         ctx.subject_kinds.setdefault(m["who"], "person")
         return True
-    m = re.match(rf"^(?P<what>[a-z0-9][\w\-' ]{{1,40}}?)\s+(?P<verb>is|are|was|were|has been|have been)\s+{_STATE}(?P<value>.+)$", rest, re.I)
+    m = re.match(rf"^(?P<what>[a-z0-9][\w\-'. ]{{0,40}}?)\s+(?P<verb>is|are|was|were|has been|have been)\s+{_STATE}(?P<value>.+)$", rest, re.I)
     lives = re.match(rf"^(?P<what>[a-z][\w\-' ]{{1,40}}?)\s+{_STATE}(?:lives?|sits?|goes|go|runs?|ran|get sent|gets sent|"
                      rf"(?:is|are|was|were)\s+{_STATE}(?:hosted|kept|stored|written|tracked|managed|sent|filed|logged))\s+(?:in|on|at|by|with|to|into)\s+(?P<value>.+)$", rest, re.I)
     if lives and the and not (known_function(lives["what"]) or lives["what"].lower().split()[-1] in TEAM_THINGS):
@@ -383,19 +498,42 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
     if lives:
         tool = _tool(lives["value"], clause)
         if tool and not lives["what"].lower().split()[-1] in TEAM_THINGS - {"repo", "repository"}:
-            fact_add(ctx, clause, ctx.we, tool_attribute(lives["what"]), tool, obj=tool, obj_kind="organization")
+            first = re.split(r"\s+(?:and|&)\s+", lives["what"])[0]  # "our source code and assets live in Perforce": the code's tool
+            fact_add(ctx, clause, ctx.we, tool_attribute(first), tool, obj=tool, obj_kind="organization")
             return True
         return False
     if not m:
         return False
     what = m["what"].strip()
+    if re.search(r"\bones?$", what, re.I) and ctx.last_thing and len(what.split()) > 1:
+        what = re.sub(r"\bones?$", ctx.last_thing, what)  # "the North American ones" after "the EU servers"
     words = what.lower().split()
     thing = snake_case(what)
     value = m["value"].strip(" .")
-    team_thing = bool(words) and (words[-1] in TEAM_THINGS or known_function(what))
-    if the and not team_thing:
+    if words:
+        ctx.last_thing = what.split()[-1]
+    if re.match(r"(?:mine|yours|his|hers|ours|theirs)\b", value, re.I):
+        return False  # "the billing service was mine until March": an owner, not a value of the thing
+    team_thing = bool(words) and (words[-1] in TEAM_THINGS or known_function(what) or recurring_said or happens)
+    if the and not team_thing and not (_strong_value(value) and words[0] not in NOT_NAMES | {"it", "they", "he", "she"}
+                                       and not re.search(r"'s$", words[0]) and len(words) <= 5
+                                       and (len(words) >= 2 or re.match(r"[$€£]?\d", value) or clause.corrects)):
+        # "the kids are great", "the coffee is Lavazza": a thing of the team only when its value is a name, a number,
+        # a date or a place, and (for a name) the thing is said in more than one word ("the minimum Android version")
+        # or the sentence corrects one ("the minimum is Android 10, not Android 9": the held value's attribute)
         return False
-    if event_details(thing, what, value, clause, ctx):
+    if qualifier := re.match(r"^(?P<head>.+?)\s+(?:for|of|in)\s+(?P<q>(?:19|20)\d\d|q[1-4](?:\s+\d{4})?|h[12]|v?\d+(?:\.\d+)+|(?:the\s+)?[a-z][\w\-]*(?:\s+[a-z][\w\-]*)?)$", what, re.I):
+        # "the marketing budget for 2026", "code freeze for early access": the qualifier names which one
+        if not re.match(r"(?:the|a|an|my|our|his|her)$", re.sub(r"^the\s+", "", qualifier["q"], flags=re.I).split()[0], re.I):
+            which = re.sub(r"^the\s+", "", qualifier["q"], flags=re.I)
+            what = f"{which} {qualifier['head']}"
+            words, thing = what.lower().split(), snake_case(what)
+    if known_function(what) and words[-1] not in TEAM_THINGS and (on := re.match(r"^(?:on|in|at|with)\s+(?P<tool>.+)$", value, re.I)):
+        tool = _tool(on["tool"], clause)  # "the wiki is on Confluence", "the web launcher code is on GitLab"
+        if tool and tool[:1].isupper() and tool.split()[0].lower() not in NOT_NAMES:
+            fact_add(ctx, clause, ctx.we, tool_attribute(what), tool, obj=tool, obj_kind="organization")
+            return True
+    if event_details(thing, what, value, clause, ctx, event=recurring_said or happens):
         return True
     # "the offsite is in Lisbon", "the standup is at 9:30"
     if where := re.match(r"^(?:in|at)\s+(?P<place>.+)$", value, re.I):
@@ -404,6 +542,8 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
             fact_add(ctx, clause, ctx.we, f"{thing}_time", when, sentence=f"The {what} is at {when}.")
             return True
         place = proper_name(cut_value(where["place"]), clause) or (_room(where["place"]) if words[-1] in TEAM_THINGS else None)
+        if place and (town := re.match(rf"^(?:the\s+)?{re.escape(place)}\s+in\s+(?P<town>{NAME}(?:\s+{NAME})*)", where["place"])):
+            place = f"{place}, {town['town']}"  # "the Studio Lab in Verdun": the place and its town
         if place and known_function(what) and words[-1] not in TEAM_THINGS and place[:1].isupper():
             fact_add(ctx, clause, ctx.we, tool_attribute(what), place, obj=place, obj_kind="organization")  # "our tickets are in Trello"
             return True
@@ -414,6 +554,9 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
     if when := time_value(value):
         fact_add(ctx, clause, ctx.we, f"{thing}_time", when, sentence=f"The {what} is at {when}.")
         return True
+    if length := re.fullmatch(r"(?P<n>(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve)\s+\w+)\s+(?:long|in length)", value, re.I):
+        fact_add(ctx, clause, ctx.we, f"{thing}_length", length["n"], sentence=f"The {what} {m['verb']} {length['n']} long.")
+        return True  # "sprints are three weeks long"
     if day := _day(value, ctx.occurred_at):
         label = thing if thing.endswith("_date") else f"{thing}_date"
         said = f"{day.day} {calendar.month_name[day.month]} {day.year}"
@@ -432,7 +575,10 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
         return False
     if not named and re.match(r"^\w+ed\b|^(?:not|no|being|going|getting)\b", value, re.I):
         return False  # "the offsite has been moved …", "the budget is not …": no value said
-    value = named or plain_value(value, max_words=6)
+    if not named and re.match(r"[$€£]?\d", value) and re.search(r"\s(?:on|for|in)\s.*\band\s+[$€£]?\d", value) and len(value.split()) <= 12:
+        value = value  # "60 fps on PC and 30 fps on mobile": one value said for each case, kept whole
+    else:
+        value = named or plain_value(value, max_words=6)
     if not value:
         return False
     obj = value if value[:1].isupper() else None
@@ -478,13 +624,13 @@ def recurring(text: str, clause: Clause, ctx: Context) -> bool:
 
 _MONTH = "|".join(sorted((n.lower() for n in list(calendar.month_name)[1:] + list(calendar.month_abbr)[1:]), key=len, reverse=True))
 _DUE = re.compile(
-    r"^(?P<the>the|our)\s+(?P<thing>[a-z][\w\- ]{1,40}?)\s+(?:(?:is|was|will be|has been|have been|has|have|had|got|been|is now|now)\s+)*"
+    r"^(?P<the>the|our)\s+(?P<thing>[a-z0-9][\w\-. ]{0,40}?)\s+(?:(?:is|was|will be|has been|have been|has|have|had|got|been|is now|now)\s+)*"
     r"(?:moved|pushed|postponed|rescheduled|brought forward|set|scheduled|planned|happening|due|booked|moving)?\s*(?:back\s+)?"
     r"(?:on|for|to|until)\s+(?:the\s+)?(?P<date>.+)$",
     re.I,
 )
 
-_DUE_IS = re.compile(r"^(?P<the>the|our)\s+(?P<thing>[a-z][\w\- ]{1,40}?)\s+(?:is|was)\s+(?:now\s+)?(?P<date>\d.+|[a-z]+\s+\d.+)$", re.I)
+_DUE_IS = re.compile(r"^(?P<the>the|our)\s+(?P<thing>[a-z0-9][\w\-. ]{0,40}?)\s+(?:is|was)\s+(?:now\s+)?(?P<date>\d.+|[a-z]+\s+\d.+)$", re.I)
 
 
 # A named thing whose day is set or moved ("Harbour Pass is pushed to 30 June", "Ferry Wallet moved to 4 November").
@@ -501,6 +647,19 @@ _EVENT_VERB = re.compile(
 )
 
 
+_PUSHED = re.compile(
+    r"^(?:we|i)\s+(?:are\s+|am\s+|have\s+|has\s+|had\s+)?(?:pushing|pushed|moving|moved|postponing|postponed|delaying|delayed|shifting|shifted|"
+    r"bringing forward|brought forward|rescheduling|rescheduled)\s+(?P<thing>(?:the\s+|our\s+)?[a-z0-9][\w\-. ]{0,40}?)\s+(?:back\s+)?"
+    r"from\s+(?P<a>.+?)\s+(?:back\s+)?(?:to|until)\s+(?P<date>.+)$",
+    re.I,
+)
+# A named thing and an event of it, then its day: "Saltglass early access launches on 12 May 2026".
+_NAMED_THING_EVENT = re.compile(
+    rf"^(?P<thing>{NAME}(?:\s+[a-z0-9][\w\-.]*){{1,3}}?)\s+(?:launches|launched|ships|shipped|goes live|went live|opens|opened|starts|started|"
+    r"releases|released|is set for|is due|is scheduled for|is planned for)\s+(?:on\s+|for\s+)?(?P<date>\d.+|[a-z]+\s+\d.+)$",
+)
+
+
 def due_date(text: str, clause: Clause, ctx: Context) -> bool:
     """"The launch is on 12 May", "the launch moved to 2 June" → launch_date = 12 May 2026 (the
     year said, else the next such day on or after when it was said). Read before the clause's
@@ -508,6 +667,22 @@ def due_date(text: str, clause: Clause, ctx: Context) -> bool:
     if not ctx.team:
         return False
     said = text.strip(" .!")
+    if (pushed := _PUSHED.match(said)) and (day := _day(re.split(r",\s*", pushed["date"])[0].strip(" ."), ctx.occurred_at)):
+        # "we're pushing early access from 12 May to 9 June 2026": the thing's day is the new one
+        thing = re.sub(r"^(?:the|our)\s+", "", pushed["thing"], flags=re.I)
+        value = f"{day.day} {calendar.month_name[day.month]} {day.year}"
+        old = _day(pushed["a"].strip(" ."), ctx.occurred_at)
+        if old is not None and not re.search(r"\d{4}", pushed["a"]):
+            old = old.replace(year=day.year)  # "from 12 May to 9 June 2026": the year said once, for both
+        fact_add(ctx, clause, ctx.we, f"{snake_case(thing)}_date", value, sentence=f"The {thing} is on {value}.",
+                 previous=f"{old.day} {calendar.month_name[old.month]} {old.year}" if old else None)
+        return True
+    if (named := _NAMED_THING_EVENT.match(said)) and ctx.subject_kinds.get(named["thing"].split()[0]) != "person" \
+            and named["thing"].split()[0].lower() not in NOT_NAMES \
+            and named["thing"].split()[0].casefold() != ctx.speaker.casefold() and (day := _day(named["date"].strip(" ."), ctx.occurred_at)):
+        value = f"{day.day} {calendar.month_name[day.month]} {day.year}"
+        fact_add(ctx, clause, ctx.we, f"{snake_case(named['thing'])}_date", value, sentence=f"{named['thing']} is on {value}.")
+        return True
     if not re.match(r"(?:the|our)\s", said, re.I) and singular(said.split()[0]).lower() in TEAM_THINGS:
         said = "the " + said  # "Standup has moved to 10:15": a team's thing said bare
     elif (named := _NAMED_EVENT.match(said)) and ctx.subject_kinds.get(named["name"]) != "person" and named["name"].casefold() != ctx.speaker.casefold():
@@ -516,9 +691,10 @@ def due_date(text: str, clause: Clause, ctx: Context) -> bool:
     m = _DUE.match(said) or _DUE_IS.match(said)
     if not m:
         return False
-    day = _day(m["date"].strip(" ."), ctx.occurred_at)
+    date = re.split(r",\s+", m["date"])[0]  # "the standup is moving to 9:30, starting Monday"
+    day = _day(date.strip(" ."), ctx.occurred_at)
     if day is None:
-        when = time_value(m["date"])  # "the standup moved to 10:00"
+        when = time_value(date)  # "the standup moved to 10:00"
         if when:
             fact_add(ctx, clause, ctx.we, f"{snake_case(m['thing'])}_time", when, sentence=f"{m['the'].capitalize()} {m['thing']} is at {when}.")
             return True
