@@ -123,13 +123,14 @@ def bm25_top(
             scope=scope, lexemes=lexemes, collections=collections, limit=limit, doc_filter=doc_filter, params=params,
             speaker=speaker, posting_filter=posting_filter, passes=passes, exact=exact, weights=weights,
         )
+    limit = min(limit, settings.RETRIEVAL_BM25_POOL_MAX)
     exact = min(exact, limit)
     count, ncol = len(weights.lexemes), len(weights.collections)
     cells = [(ci, li) for ci in range(ncol) for li in range(count) if weights.dfs[ci * count + li] > 0]
     inf = float("inf")
     # Phase 1: each lexeme's best postings, scored exactly; θ per collection.
     first = _phase(
-        scope=scope, weights=weights, limit=limit, doc_filter=doc_filter, params=params, speaker=speaker,
+        scope=scope, weights=weights, limit=exact, doc_filter=doc_filter, params=params, speaker=speaker,
         reads=[(ci, li, inf, FIRST_TAKE if weights.dfs[ci * count + li] > FIRST_FULL else None) for ci, li in cells],
         cuts=[0.0] * (ncol * count), thetas=[0.0] * ncol,
     )
@@ -162,17 +163,8 @@ def bm25_top(
         passes.append({"phase": 1, "postings": first.postings, "scored": first.scored})
         passes.append({"phase": 2, "selecting": [weights.lexemes[li] for ci, li in essential], "cells": len(cells), "probe": probe,
                        "postings": selected if probe else scanned + selected})
-    out: dict[str, list[Hit]] = {}
-    for collection in weights.collections:
-        best: dict[int, tuple[float, int, int]] = {}
-        for rows in (second.get(collection, []), first.rows.get(collection, [])):
-            for document_id, target_id, score in rows:
-                if document_id not in best or score > best[document_id][0]:
-                    best[document_id] = (score, document_id, target_id)
-        ranked = sorted(best.values(), key=lambda row: (-row[0], row[1]))[:limit]
-        if ranked:
-            out[collection] = [Hit(collection, target_id, score) for score, _, target_id in ranked]
-    return out
+    # Every document scoring θ or more was selected and scored exactly: the lists are final.
+    return {collection: [Hit(collection, target_id, score) for _, target_id, score in rows] for collection, rows in second.items()}
 
 
 def _maxscore_read(
@@ -190,7 +182,7 @@ def _maxscore_read(
             SELECT s.document_id, s.ci, (
                 SELECT sum((%(idfs)s::float8[])[(s.ci - 1) * %(lexeme_count)s + array_position(%(lexemes)s::text[], u.lexeme)]
                            * cardinality(u.positions) / (cardinality(u.positions) + (%(k_const)s::float8[])[s.ci]
-                           + (%(k_length)s::float8[])[s.ci] * d.length)) * {spoken_doc}
+                           + (%(k_length)s::float8[])[s.ci] * d.length) ORDER BY u.lexeme) * {spoken_doc}
                 FROM retrieval_searchdocument d CROSS JOIN LATERAL unnest(d.tsv) u
                 WHERE d.id = s.document_id AND u.lexeme = ANY(%(lexemes)s::text[])
                 GROUP BY d.speaker
@@ -199,7 +191,7 @@ def _maxscore_read(
         """
     else:
         scored = f"""
-            SELECT p.document_id, min(q.ci) AS ci, sum(q.w * p.tf / (p.tf + q.kc + q.kl * p.length)) * {spoken} AS score
+            SELECT p.document_id, min(q.ci) AS ci, sum(q.w * p.tf / (p.tf + q.kc + q.kl * p.length) ORDER BY q.lexeme) * {spoken} AS score
             FROM unnest(%(a_ci)s::int[], %(a_collection)s::text[], %(a_lexeme)s::text[], %(a_w)s::float8[], %(a_kc)s::float8[],
                         %(a_kl)s::float8[]) AS q(ci, collection, lexeme, w, kc, kl)
             CROSS JOIN LATERAL (
@@ -230,8 +222,8 @@ def _maxscore_read(
             LIMIT %(limit)s
         ) top
     """
-    # Every cell in the order of the index (collection, lexeme), so that a document's terms are
-    # added in the order the exhaustive ranking adds them.
+    # A document's terms are added in the order of the index (by lexeme), as the exhaustive ranking
+    # adds them, so that equal scores stay equal and ties go by document id there and here.
     ordered = sorted(cells, key=lambda cell: (weights.collections[cell[0]], weights.lexemes[cell[1]]))
     named = {
         "scope": scope.pk, "collections": weights.collections, "lexemes": weights.lexemes, "idfs": weights.idfs,
