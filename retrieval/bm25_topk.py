@@ -1,38 +1,31 @@
-"""BM25's top `limit` per collection, exact in the first `exact` places, reading few postings.
+"""BM25's top `limit` per collection, exact in the first `exact` places (10), in two reads.
 
-The exhaustive ranking scores every document that holds any of the question's lexemes; in a
-large scope the postings of its frequent lexemes are most of that work, and a document holding
-only frequent lexemes rarely makes the first ten.
+The exhaustive ranking (`bm25_exact`) scores every document holding any of the question's
+lexemes; in a large scope the postings of its frequent lexemes (a speaker's name in a third of the
+windows) are most of that work, and a document holding only frequent lexemes rarely makes the
+first ten. MaxScore (Turtle & Flood 1995) makes skipping them exact: a lexeme adds at most
+`w = idf·(k1 + 1)` to a score (times 1 + RETRIEVAL_SPEAKER_BOOST with a speaker), so when the
+bounds of some lexemes add up to less than the `exact`-th score θ, a document holding only those
+cannot enter the first `exact`: they score the documents the others select, and select none.
 
-`bm25_top` reads postings by impact (a threshold algorithm in two phases, over the index
-`retr_posting_impact_idx`: (scope, collection, lexeme, IMPACT_KEY), migration 0010).
-A lexeme `l` adds `w_l · f` to a document's score, `w_l = idf·(k1 + 1)` and
-`f = tf / (tf + k1·(1 − b) + k1·b·length/avgdl)` below 1. IMPACT_KEY is that denominator over tf
-with fixed reference constants (`(A0 + C0·length/REF) / tf`, REF a typical length per
-collection), so a lexeme's postings in key order are its postings by `f`, and `f ≥ x` implies
-`key ≤ (1/x − 1)/m` with `m = min(a/A0, c/(C0/REF))` for the scope's actual `a = k1·(1 − b)` and
-`c = k1·b/avgdl` (avgdl moves as documents come and go; the key does not need to).
+`bm25_top` in a large scope (some lexeme above the common-terms share, retrieval/fulltext.py):
+1. θ per collection from few postings: each lexeme's FIRST_TAKE best postings by IMPACT_KEY (all
+   of them for a lexeme with at most FIRST_FULL), read from the index `retr_posting_impact_idx`
+   (scope, collection, lexeme, IMPACT_KEY; migration 0010) best first, their documents scored
+   exactly from their tsvectors and filtered. θ is a real document's score, so at most the true
+   `exact`-th (0 when fewer were found: every lexeme selects).
+2. Per collection, MaxScore's split with that θ, then one read: the documents holding a selecting
+   lexeme, scored exactly from all the lexemes' postings (or, when they are few against the
+   lists to read, from their tsvectors: PROBE_COST), filtered, best first.
+Every document scoring θ or more holds a selecting lexeme, so the first `exact` are the
+exhaustive ranking's, with its scores and its order (terms added in the index's order, ties by
+document id). Below them the list is the selected documents', at most RETRIEVAL_BM25_POOL_MAX
+long: an approximation, as the common-terms rule's was.
 
-1. Per collection and lexeme the best FIRST_TAKE postings (all of them for a lexeme with at most
-   FIRST_FULL), their documents scored exactly (from their tsvectors) and filtered: `θ`, the
-   `exact`-th score found, is at most the true `exact`-th score.
-2. `θ` is split into cutoffs `t_l` (`Σ t_l ≤ θ`, divided by the speaker boost when there is
-   one): a document none of whose lexemes adds `t_l` or more scores below `θ`, so every document
-   of the true first `exact` has some posting with `w_l · f ≥ t_l`, a range of the index. The
-   cutoffs go to the longest lists first (`CUT_FIRST` of a lexeme's weight, which skips its
-   postings at tf 1, then the rest of it). A document found is bounded by what its read postings
-   add plus the cutoffs of the lexemes not read for it; only those whose bound reaches `θ` are
-   scored exactly, the others keep their partial score (a lower bound, below `θ`).
-
-The first `exact` places are then the exhaustive ranking's, with its scores and its order (ties by
-document id); below them the list is the documents found, ordered by exact or partial score: the
-pool's tail is an approximation, as the common-terms rule's was. A collection where the first
-phase finds fewer than `exact` documents is read whole in the second (exhaustive for it).
-
-Small scopes (no lexeme above the common-terms share, retrieval/fulltext.py) and narrow time
-windows (`posting_filter`) keep the older path, `bm25_maxscore`: the common-terms rule made exact
-with MaxScore's bound (Turtle & Flood 1995), one or two passes. See docs/ARCHITECTURE.md, "A
-million turns in one scope", for what was measured and what was tried.
+Small scopes (no lexeme above the common-terms share) and narrow time windows (`posting_filter`)
+keep `bm25_maxscore`: the common-terms rule, then MaxScore's check with the θ that pass found and
+a second pass when it fails. See docs/ARCHITECTURE.md, "A million turns in one scope", for what
+was measured and what was tried (an impact-ordered threshold read, cutoffs per lexeme, was slower).
 """
 
 from django.conf import settings
@@ -88,22 +81,19 @@ def bm25_maxscore(
         selecting += [lexeme for lexeme in left if lexeme in more]
 
 
-# The index's key (migration 0010 holds the same text without the `p.`): a query uses the index
-# only when it repeats the expression. A0 and C0 are k1·(1 − b) and k1·b at the defaults; REF a
-# typical document length per collection. Any positive constants keep the search exact (`m`
-# below); close ones keep the cutoffs tight.
+# The index's key (migration 0010 holds the same text without the `p.`): the denominator of BM25's
+# term saturation over tf, `(k1·(1 − b) + k1·b·length/REF) / tf` with k1, b at their defaults and
+# REF a typical length per collection, so a lexeme's postings in key order are its postings by
+# score contribution, best first (exactly so when avgdl = REF; near it otherwise). A query uses
+# the index this way only when it repeats the expression.
 IMPACT_KEY = (
     "((0.3::float8 + 0.9::float8 * p.length::float8 / (CASE p.collection WHEN 'turn_w1' THEN 30.0::float8"
     " WHEN 'turn_w2' THEN 45.0::float8 ELSE 12.0::float8 END)) / NULLIF(p.tf, 0)::float8)"
 )
-A0, C0 = 0.3, 0.9
-REF_LENGTH = {"turn_w1": 30.0, "turn_w2": 45.0}
-REF_OTHER = 12.0
-
 FIRST_TAKE = 20  # phase 1: a lexeme's best postings per collection
 FIRST_FULL = 200  # ... or all of them, when it has no more
 PROBE_COST = 15  # phase 2: scoring a document from its tsvector against reading one posting
-SLACK = 1e-9  # floating-point room: cutoffs a little low, bounds a little high
+SLACK = 1e-9  # floating-point room: the bound a little high
 
 
 def bm25_top(
@@ -127,17 +117,15 @@ def bm25_top(
     exact = min(exact, limit)
     count, ncol = len(weights.lexemes), len(weights.collections)
     cells = [(ci, li) for ci in range(ncol) for li in range(count) if weights.dfs[ci * count + li] > 0]
-    inf = float("inf")
-    # Phase 1: each lexeme's best postings, scored exactly; θ per collection.
-    first = _phase(
-        scope=scope, weights=weights, limit=exact, doc_filter=doc_filter, params=params, speaker=speaker,
-        reads=[(ci, li, inf, FIRST_TAKE if weights.dfs[ci * count + li] > FIRST_FULL else None) for ci, li in cells],
-        cuts=[0.0] * (ncol * count), thetas=[0.0] * ncol,
+    # Phase 1: each lexeme's best postings; their documents scored exactly and filtered; θ per collection.
+    first = _first_read(
+        scope=scope, weights=weights, exact=exact, doc_filter=doc_filter, params=params, speaker=speaker,
+        reads=[(ci, li, FIRST_TAKE if weights.dfs[ci * count + li] > FIRST_FULL else None) for ci, li in cells],
     )
     thetas = []
     for collection in weights.collections:
-        found = first.rows.get(collection, [])
-        thetas.append(found[exact - 1][2] if len(found) >= exact else 0.0)
+        found = first.get(collection, [])
+        thetas.append(found[exact - 1] if len(found) >= exact else 0.0)  # fewer: any document could enter
     # Phase 2, per collection: MaxScore's split with that θ. The lexemes with the smallest bounds
     # (`w_l`, times the speaker boost), as many as stay together below θ, cannot place a document
     # among the first `exact` on their own: they score, but only the others select.
@@ -160,7 +148,7 @@ def bm25_top(
         speaker=speaker, probe=probe,
     )
     if passes is not None:
-        passes.append({"phase": 1, "postings": first.postings, "scored": first.scored})
+        passes.append({"phase": 1, "thetas": thetas})
         passes.append({"phase": 2, "selecting": [weights.lexemes[li] for ci, li in essential], "cells": len(cells), "probe": probe,
                        "postings": selected if probe else scanned + selected})
     # Every document scoring θ or more was selected and scored exactly: the lists are final.
@@ -245,83 +233,62 @@ def _maxscore_read(
     return out
 
 
-class _Read:
-    def __init__(self) -> None:
-        self.rows: dict[str, list[tuple[int, int, float]]] = {}  # collection → (document, target, score), best first
-        self.postings = 0
-        self.scored = 0
-
-
-def _phase(
-    *, scope: Scope, weights: _Weights, limit: int, doc_filter: str, params: list | None, speaker: str,
-    reads: list[tuple[int, int, float, int | None]], cuts: list[float], thetas: list[float],
-) -> _Read:
-    """One read of the impact index: for each (collection index, lexeme index, key bound, how many
-    or None) the postings with key ≤ bound, best first; their documents' partial scores and
-    bounds (the cutoffs `cuts` of the lexemes not read for them); exact scores from the tsvector
-    where the bound reaches the collection's `thetas`; then per collection, in score order, the
-    first `limit` that pass `doc_filter`."""
-    result = _Read()
-    if not reads:
-        return result
-    count = len(weights.lexemes)
-    totals = [sum(cuts[ci * count:(ci + 1) * count]) for ci in range(len(weights.collections))]
-    spoken = "bool_or(h.speaker = %(speaker)s)" if speaker else "false"
-    term = "(%(idfs)s::float8[])[({ci} - 1) * %(lexeme_count)s + {li}] * {tf} / ({tf} + (%(k_const)s::float8[])[{ci}]" \
-           " + (%(k_length)s::float8[])[{ci}] * {length})"
+def _first_read(
+    *, scope: Scope, weights: _Weights, exact: int, doc_filter: str, params: list | None, speaker: str,
+    reads: list[tuple[int, int, int | None]],
+) -> dict[str, list[float]]:
+    """For each (collection index, lexeme index, how many or None for all) that lexeme's postings in
+    the collection best first; their documents scored exactly from their tsvectors (as the
+    exhaustive ranking scores them); per collection the best `exact` scores among those that pass
+    `doc_filter`, best first."""
+    spoken = "CASE WHEN d.speaker = %(speaker)s THEN 1 + %(boost)s ELSE 1 END" if speaker else "1"
     sql = f"""
-        WITH hits AS MATERIALIZED (
-            SELECT h.document_id, q.ci, q.li, h.tf, h.length, h.speaker
-            FROM unnest(%(r_ci)s::int[], %(r_li)s::int[], %(r_key)s::float8[], %(r_take)s::int[]) AS q(ci, li, key_max, take)
+        WITH found AS MATERIALIZED (
+            SELECT h.document_id, min(q.ci) AS ci
+            FROM unnest(%(r_ci)s::int[], %(r_li)s::int[], %(r_take)s::int[]) AS q(ci, li, take)
             CROSS JOIN LATERAL (
-                SELECT p.document_id, p.tf, p.length, p.speaker FROM retrieval_posting p
+                SELECT p.document_id FROM retrieval_posting p
                 WHERE p.scope_id = %(scope)s AND p.collection = (%(collections)s::text[])[q.ci]
-                  AND p.lexeme = (%(lexemes)s::text[])[q.li] AND {IMPACT_KEY} <= q.key_max
+                  AND p.lexeme = (%(lexemes)s::text[])[q.li]
                 ORDER BY {IMPACT_KEY} LIMIT q.take
             ) h
-        ), found AS MATERIALIZED (
-            SELECT h.document_id, min(h.ci) AS ci, sum({term.format(ci="h.ci", li="h.li", tf="h.tf", length="h.length")}) AS part,
-                   sum((%(cuts)s::float8[])[(h.ci - 1) * %(lexeme_count)s + h.li]) AS covered,
-                   CASE WHEN {spoken} THEN 1 + %(boost)s ELSE 1 END AS boost, count(*) AS postings
-            FROM hits h GROUP BY h.document_id
-        ), bounded AS MATERIALIZED (
-            SELECT f.*, CASE WHEN (f.part + (%(totals)s::float8[])[f.ci] - f.covered) * f.boost * (1 + {SLACK})
-                                  >= (%(thetas)s::float8[])[f.ci] THEN (
-                SELECT sum({term.format(ci="f.ci", li="array_position(%(lexemes)s::text[], u.lexeme)", tf="cardinality(u.positions)", length="d.length")}) * f.boost
+            GROUP BY h.document_id
+        ), scored AS MATERIALIZED (
+            SELECT f.document_id, f.ci, (
+                SELECT sum((%(idfs)s::float8[])[(f.ci - 1) * %(lexeme_count)s + array_position(%(lexemes)s::text[], u.lexeme)]
+                           * cardinality(u.positions) / (cardinality(u.positions) + (%(k_const)s::float8[])[f.ci]
+                           + (%(k_length)s::float8[])[f.ci] * d.length) ORDER BY u.lexeme) * {spoken}
                 FROM retrieval_searchdocument d CROSS JOIN LATERAL unnest(d.tsv) u
                 WHERE d.id = f.document_id AND u.lexeme = ANY(%(lexemes)s::text[])
-            ) END AS exact_score
+                GROUP BY d.speaker
+            ) AS score
             FROM found f
-        ), scored AS MATERIALIZED (
-            SELECT document_id, ci, postings, exact_score IS NOT NULL AS exact, coalesce(exact_score, part * boost) AS score FROM bounded
         )
-        SELECT c.collection, top.document_id, top.target_id, top.score,
-               (SELECT sum(postings) FROM scored), (SELECT count(*) FROM scored WHERE exact)
+        SELECT c.collection, top.score
         FROM unnest(%(collections)s::text[]) WITH ORDINALITY AS c(collection, ci)
         CROSS JOIN LATERAL (
-            SELECT s.document_id, d.target_id, s.score
+            SELECT s.score
             FROM (SELECT document_id, score FROM scored WHERE scored.ci = c.ci ORDER BY score DESC, document_id) s
             CROSS JOIN LATERAL (
-                SELECT target_id FROM retrieval_searchdocument WHERE retrieval_searchdocument.id = s.document_id {doc_filter}
+                SELECT 1 FROM retrieval_searchdocument WHERE retrieval_searchdocument.id = s.document_id {doc_filter}
             ) d
-            LIMIT %(limit)s
+            LIMIT %(exact)s
         ) top
     """
     named = {
         "scope": scope.pk, "collections": weights.collections, "lexemes": weights.lexemes, "idfs": weights.idfs,
-        "lexeme_count": count, "k_const": weights.k_const, "k_length": weights.k_length, "limit": limit,
-        "speaker": speaker, "boost": settings.RETRIEVAL_SPEAKER_BOOST, "cuts": cuts, "totals": totals, "thetas": thetas,
-        "r_ci": [ci + 1 for ci, _, _, _ in reads], "r_li": [li + 1 for _, li, _, _ in reads],
-        "r_key": [key for _, _, key, _ in reads], "r_take": [take for _, _, _, take in reads],
+        "lexeme_count": len(weights.lexemes), "k_const": weights.k_const, "k_length": weights.k_length, "exact": exact,
+        "speaker": speaker, "boost": settings.RETRIEVAL_SPEAKER_BOOST,
+        "r_ci": [ci + 1 for ci, _, _ in reads], "r_li": [li + 1 for _, li, _ in reads], "r_take": [take for _, _, take in reads],
     }
     for index, value in enumerate(params or []):
         named[f"p{index}"] = value
+    out: dict[str, list[float]] = {}
     with connection.cursor() as cursor:
         cursor.execute(sql, named)
-        for collection, document_id, target_id, score, postings, scored in cursor.fetchall():
-            result.rows.setdefault(collection, []).append((document_id, target_id, float(score)))
-            result.postings, result.scored = int(postings or 0), int(scored or 0)
-    return result
+        for collection, score in cursor.fetchall():
+            out.setdefault(collection, []).append(float(score))
+    return out
 
 
 def bm25_exact(

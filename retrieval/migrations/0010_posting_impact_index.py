@@ -1,6 +1,6 @@
 """BM25's postings read by impact: the lookup index gets a fourth key column, the posting's
 length-normalised term-frequency key (retrieval/bm25_topk.py, IMPACT_KEY), so a lexeme's postings
-can be read best first or down to a cutoff. It replaces `retr_posting_lookup2_idx` (the same
+can be read best first (θ for MaxScore). It replaces `retr_posting_lookup2_idx` (the same
 three leading columns and included columns serve the lookups by lexeme as before). An expression,
 so PostgreSQL maintains it on every write of a posting: nothing else to keep in step."""
 
