@@ -8,7 +8,8 @@ first ten. MaxScore (Turtle & Flood 1995) makes skipping them exact: a lexeme ad
 bounds of some lexemes add up to less than the `exact`-th score θ, a document holding only those
 cannot enter the first `exact`: they score the documents the others select, and select none.
 
-`bm25_top` in a large scope (some lexeme above the common-terms share, retrieval/fulltext.py):
+`bm25_top` in a large scope (some lexeme above the common-terms share, retrieval/fulltext.py) when
+the question's lexemes have EXHAUSTIVE_BELOW postings or more (fewer: the exhaustive ranking):
 1. θ per collection from few postings: each lexeme's FIRST_TAKE best postings by IMPACT_KEY (all
    of them for a lexeme with at most FIRST_FULL), read from the index `retr_posting_impact_idx`
    (scope, collection, lexeme, IMPACT_KEY; migration 0010) best first, their documents scored
@@ -93,6 +94,7 @@ IMPACT_KEY = (
 FIRST_TAKE = 20  # phase 1: a lexeme's best postings per collection
 FIRST_FULL = 200  # ... or all of them, when it has no more
 PROBE_COST = 15  # phase 2: scoring a document from its tsvector against reading one posting
+EXHAUSTIVE_BELOW = 20_000  # postings: fewer, and one exhaustive read is cheaper than two phases
 SLACK = 1e-9  # floating-point room: the bound a little high
 
 
@@ -112,6 +114,14 @@ def bm25_top(
         return bm25_maxscore(
             scope=scope, lexemes=lexemes, collections=collections, limit=limit, doc_filter=doc_filter, params=params,
             speaker=speaker, posting_filter=posting_filter, passes=passes, exact=exact, weights=weights,
+        )
+    if sum(weights.dfs) < EXHAUSTIVE_BELOW:
+        # Few postings to read: the exhaustive ranking costs less than the first phase saves.
+        if passes is not None:
+            passes.append(list(weights.lexemes))
+        return bm25_candidates(
+            scope=scope, lexemes=lexemes, collections=collections, limit=limit, doc_filter=doc_filter, params=params,
+            speaker=speaker, weights=weights, selecting=list(weights.lexemes),
         )
     limit = min(limit, settings.RETRIEVAL_BM25_POOL_MAX)
     exact = min(exact, limit)

@@ -47,6 +47,7 @@ def _sessions(rng: random.Random, *, first: int, count: int, filler: int = 3) ->
 @pytest.fixture
 def seeded(cast, monkeypatch):
     monkeypatch.setattr(fulltext, "COMMON_TERM_MIN_DOCS", 50)
+    monkeypatch.setattr(bm25_topk, "EXHAUSTIVE_BELOW", 0)  # the two phases even on these few postings
     ingest_sessions_bulk(scope=cast.scope_a, sessions=_sessions(random.Random(11), first=0, count=12), actor=Principal(user=cast.owner),
                          enqueue=False)
     index_pending(scope=cast.scope_a, full=True, embedder=get_embedder())
@@ -92,7 +93,12 @@ def scoring(request, monkeypatch):
 
 
 def test_the_fast_top_10_is_the_exhaustive_top_10(seeded, scoring):
-    assert assert_same_top_10(seeded, QUESTIONS)  # some questions were answered without reading every posting
+    assert assert_same_top_10(seeded, QUESTIONS)
+
+
+def test_few_postings_are_ranked_exhaustively(seeded, monkeypatch):
+    monkeypatch.setattr(bm25_topk, "EXHAUSTIVE_BELOW", 10**9)
+    assert not assert_same_top_10(seeded, QUESTIONS)  # the same lists, and no question took the two phases  # some questions were answered without reading every posting
 
 
 def test_the_fast_top_10_is_exact_under_a_document_filter(seeded, scoring):
