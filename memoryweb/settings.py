@@ -384,6 +384,9 @@ RETRIEVAL_POOL_MAX = env_int("RETRIEVAL_POOL_MAX", 500, minimum=1)
 RETRIEVAL_POOL_FRACTION = env_float("RETRIEVAL_POOL_FRACTION", 0.02)
 # The longest nearest-neighbour list (retrieval/search/candidates.py): a graph search's cost grows with it (ef_search).
 RETRIEVAL_VECTOR_POOL_MAX = env_int("RETRIEVAL_VECTOR_POOL_MAX", 200, minimum=1)
+# The longest BM25 list of a large scope, where only its first ten are exact (retrieval/bm25_topk.py):
+# each place past them costs a document visit and a row.
+RETRIEVAL_BM25_POOL_MAX = env_int("RETRIEVAL_BM25_POOL_MAX", 200, minimum=1)
 RETRIEVAL_RRF_K = env_float("RETRIEVAL_RRF_K", 10.0)
 # How the candidate lists are fused: "rrf" (ranks, RETRIEVAL_RRF_K) or "zscore" (the lists' own
 # scores standardised and summed); chosen by cross-validation on LOCOMO (retrieval/cv.py).

@@ -64,7 +64,7 @@ class _Weights:
     """What BM25 needs besides the postings, read once per query and passed in as arrays (joined
     inside the query, the statistics hide from the planner how many postings a lexeme has):
     per collection `k1·(1 − b)` and `k1·b / avgdl`, per (collection, lexeme) `idf·(k1 + 1)` in
-    a flat matrix, and which lexemes select documents."""
+    a flat matrix, the document frequencies in the same layout, and which lexemes select documents."""
 
     collections: list[str]
     lexemes: list[str]
@@ -72,6 +72,7 @@ class _Weights:
     k_const: list[float]
     k_length: list[float]
     selecting: list[str]
+    dfs: list[int]  # [collection index × len(lexemes) + lexeme index], 0 where absent
 
 
 def _weights(scope: Scope, lexemes: list[str], collections: list[str]) -> _Weights | None:
@@ -89,7 +90,8 @@ def _weights(scope: Scope, lexemes: list[str], collections: list[str]) -> _Weigh
     k1, b = settings.RETRIEVAL_BM25_K1, settings.RETRIEVAL_BM25_B
     present_collections = [c for c in collections if any(row[0] == c for row in rows)]
     present = [lexeme for lexeme in lexemes if any(row[3] == lexeme for row in rows)]
-    weights = _Weights(present_collections, present, [0.0] * (len(present_collections) * len(present)), [], [], [])
+    cells = len(present_collections) * len(present)
+    weights = _Weights(present_collections, present, [0.0] * cells, [], [], [], [0] * cells)
     common = set()
     for collection in present_collections:
         doc_count, total_length = next((row[1], row[2]) for row in rows if row[0] == collection)
@@ -98,6 +100,7 @@ def _weights(scope: Scope, lexemes: list[str], collections: list[str]) -> _Weigh
     for collection, doc_count, _, lexeme, df in rows:
         at = present_collections.index(collection) * len(present) + present.index(lexeme)
         weights.idfs[at] = math.log(1 + (doc_count - df + 0.5) / (df + 0.5)) * (k1 + 1)
+        weights.dfs[at] = df
         if doc_count >= COMMON_TERM_MIN_DOCS and df / doc_count > COMMON_TERM_SHARE:
             common.add(lexeme)
     weights.selecting.extend([lexeme for lexeme in present if lexeme not in common] or present)

@@ -79,11 +79,11 @@ class Posting(models.Model):
 
     class Meta:
         indexes = [
-            # BM25: WHERE scope_id = … AND collection = ANY(…) AND lexeme = ANY(…), an index-only scan.
-            models.Index(
-                fields=["scope", "collection", "lexeme"], include=["document", "tf", "length", "speaker"],
-                name="retr_posting_lookup2_idx",
-            ),
+            # BM25's lookup index, `retr_posting_impact_idx`, is made in SQL by migration 0010 (its
+            # expression key's text is repeated by the queries that use it): (scope, collection, lexeme, impact key)
+            # INCLUDE (document, tf, length, speaker). It serves WHERE scope_id = … AND collection =
+            # ANY(…) AND lexeme = ANY(…) as an index-only scan, and a lexeme's postings best first
+            # (retrieval/bm25_topk.py, IMPACT_KEY).
             # Rewriting or deleting a document's postings: WHERE document_id = ANY(…).
             models.Index(fields=["document"], name="retr_posting_document_idx"),
         ]
