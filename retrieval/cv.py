@@ -59,6 +59,7 @@ INDEX_SETTINGS = frozenset({"RETRIEVAL_TURN_VECTOR_TEXT", "RETRIEVAL_WINDOW_VECT
 # their candidates re-fuse the same lists.
 FUSION_SETTINGS = frozenset({
     "RETRIEVAL_FUSION", "RETRIEVAL_RRF_K", "RETRIEVAL_SPEAKER_PREFERENCE", "RETRIEVAL_TIME_PREFERENCE", "RETRIEVAL_REPLY_FOLLOWS",
+    "RETRIEVAL_LEXICAL_FEEDBACK",  # a second BM25 list after the first fusion, the first lists as gathered
 })
 _HEAD_RULES_OFF = {"RETRIEVAL_SPEAKER_PREFERENCE": 0.0, "RETRIEVAL_TIME_PREFERENCE": 0.0, "RETRIEVAL_REPLY_FOLLOWS": 0}
 
@@ -91,6 +92,12 @@ ALTERNATIVES = (
     Candidate("speaker preference 0.1", {"RETRIEVAL_SPEAKER_PREFERENCE": 0.1}),
     Candidate("time preference 1", {"RETRIEVAL_TIME_PREFERENCE": 1.0}),
     Candidate("replies after the first 10", {"RETRIEVAL_REPLY_FOLLOWS": 10}),
+    # Candidate generation (issue 24: a fifth of the missed multi-hop evidence was in no list):
+    # lists twice as deep; one list per speaker named, of their own turns; RM3-style lexical feedback.
+    Candidate("lists 100 deep", {"RETRIEVAL_POOL_MIN": 100}),
+    Candidate("speaker lists", {"RETRIEVAL_SPEAKER_LISTS": True}),
+    Candidate("lexical feedback 5", {"RETRIEVAL_LEXICAL_FEEDBACK": 5}),
+    Candidate("lexical feedback 10", {"RETRIEVAL_LEXICAL_FEEDBACK": 10}),
 )
 CANDIDATES = RULES_OFF + (DEFAULT,) + ALTERNATIVES
 

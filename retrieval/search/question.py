@@ -108,20 +108,28 @@ def collections_for(kinds: tuple[str, ...]) -> list[str]:
 def named_speaker(scope: Scope, query: str, speakers: tuple[str, ...] | None = None) -> str:
     """The one known speaker the question names (by full or first name), else "". `speakers`:
     the scope's, when read already (`scope_speakers`)."""
+    named = speakers_named(scope, query, speakers)
+    return named[0] if len(named) == 1 else ""
+
+
+def speakers_named(scope: Scope, query: str, speakers: tuple[str, ...] | None = None, *, possessive: bool | None = None) -> list[str]:
+    """Every known speaker the question names (by full or first name), in the scope's order:
+    "What have Jon and Gina both done?" names two. None in a scope with too many speakers to
+    tell (MAX_SPEAKERS). `possessive`: whether "Caroline's" names Caroline (None:
+    RETRIEVAL_POSSESSIVE_SPEAKER)."""
     state = scope_speakers(scope) if speakers is None else speakers
     if len(state) > MAX_SPEAKERS:
-        return ""
+        return []
     found = words(query)
-    if settings.RETRIEVAL_POSSESSIVE_SPEAKER:
+    if settings.RETRIEVAL_POSSESSIVE_SPEAKER if possessive is None else possessive:
         found = [_POSSESSIVE.sub("", w) for w in found]  # "Caroline's" names Caroline
     folded = {w.casefold() for w in found}
     text = " ".join(found).casefold()
-    named = [
+    return [
         speaker for speaker in state
         if speaker.casefold() in text and (len(speaker.split()) > 1 or speaker.casefold() in folded)
         or speaker.split()[0].casefold() in folded
     ]
-    return named[0] if len(named) == 1 else ""
 
 
 _POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
