@@ -95,7 +95,8 @@ ALTERNATIVES = (
     # Candidate generation (issue 24: a fifth of the missed multi-hop evidence was in no list):
     # lists twice as deep; one list per speaker named, of their own turns; RM3-style lexical feedback.
     Candidate("lists 100 deep", {"RETRIEVAL_POOL_MIN": 100}),
-    Candidate("speaker lists", {"RETRIEVAL_SPEAKER_LISTS": True}),
+    Candidate("speaker lists", {"RETRIEVAL_SPEAKER_LISTS": "all"}),
+    Candidate("speaker lists for conjectures", {"RETRIEVAL_SPEAKER_LISTS": "conjectures"}),
     Candidate("lexical feedback 5", {"RETRIEVAL_LEXICAL_FEEDBACK": 5}),
     Candidate("lexical feedback 10", {"RETRIEVAL_LEXICAL_FEEDBACK": 10}),
 )

@@ -25,7 +25,7 @@ from retrieval.indexing import Backlog
 from retrieval.models import Collection
 from retrieval.intents import attributes_asked
 from retrieval.search.eligibility import document_filter, fact_eligible, window_postings
-from retrieval.search.question import Question, entities_named, named_speaker, scope_speakers, speakers_named
+from retrieval.search.question import Question, asks_conjecture, entities_named, named_speaker, scope_speakers, speakers_named
 from retrieval.vector import VectorHit, speaker_vector_candidates, vector_candidates, vector_search_exact
 
 
@@ -138,7 +138,9 @@ def _gather(
     def spoken(speaker: str):
         """RETRIEVAL_SPEAKER_LISTS: the nearest of the turns `speaker` said. The vector lists cannot
         see who spoke, and a question about two people ("What have Jon and Gina both done?") needs
-        each one's own lines; one list per speaker named, so neither crowds the other out."""
+        each one's own lines; one list per speaker named, so neither crowds the other out. A
+        conjecture about someone ("Would Caroline move back?") is answered from what they said of
+        themselves, wherever it was said."""
         def search():
             vector = query_vector.get() if isinstance(query_vector, Soon) else query_vector
             if isinstance(vector, QueryVectors):
@@ -174,8 +176,9 @@ def _gather(
         else:
             groups = [[collection] for collection in collections]
         # The speakers' own lines: exact scans, so in a small scope only (a large one's cost stays as it was).
+        lists = settings.RETRIEVAL_SPEAKER_LISTS
         named = speakers_named(scope, q.text, q.speakers, possessive=True) if (
-            settings.RETRIEVAL_SPEAKER_LISTS and exact and Collection.TURN in collections) else []
+            (lists == "all" or lists == "conjectures" and asks_conjecture(q.text)) and exact and Collection.TURN in collections) else []
         (bm25, unindexed), (entities, entity_facts, changed), *per_collection = side_by_side(
             lexical, structured, *(semantic(group) for group in groups), *(spoken(speaker) for speaker in named)
         )

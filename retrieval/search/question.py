@@ -133,6 +133,15 @@ def speakers_named(scope: Scope, query: str, speakers: tuple[str, ...] | None = 
 
 
 _POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
+# A question that asks what someone would, might or could do, or is likely to: a conjecture,
+# answered from what they said of themselves rather than from one line that states it.
+_CONJECTURE = re.compile(r"\b(would|wouldn['’]t|might|could|likely|unlikely|probably|possibly)\b", re.IGNORECASE)
+
+
+def asks_conjecture(text: str) -> bool:
+    """Whether the question asks for a conjecture ("Would Caroline pursue writing?", "What might
+    Jon do next?", "Is Tim likely to …?")."""
+    return bool(_CONJECTURE.search(text))
 
 
 def dense_query(q: Question) -> str:

@@ -14,7 +14,7 @@ from retrieval.indexing import index_pending
 from retrieval.models import Collection
 from retrieval.search import recall_evidence
 from retrieval.search.candidates import feedback_terms
-from retrieval.search.question import question_read, speakers_named
+from retrieval.search.question import asks_conjecture, question_read, speakers_named
 from retrieval.vector import speaker_vector_candidates
 
 NOW = datetime(2024, 8, 1, tzinfo=UTC)
@@ -43,6 +43,14 @@ def test_every_speaker_named_is_read_and_the_possessive_only_when_asked(cast, se
     assert speakers_named(cast.scope_a, "What do Gina's kids like?", speakers) == ["Gina"]
 
 
+def test_a_conjecture_is_read_from_its_modal_words():
+    for question in ("Would Caroline pursue writing as a career?", "What might Jon do next?", "Is Tim likely to move?",
+                     "What pets wouldn't cause Joanna discomfort?", "Could Gina run a marathon?"):
+        assert asks_conjecture(question), question
+    for question in ("What did Caroline research?", "When did Jon open his studio?", "Which likes did Tim get?"):
+        assert not asks_conjecture(question), question
+
+
 _SAID = [
     ("Ann", "I spent the weekend painting a lake at sunrise."), ("Bo", "That sounds peaceful."),
     ("Bo", "I painted the harbour boats last month."), ("Ann", "Lovely, boats are hard to paint."),
@@ -65,7 +73,13 @@ def test_a_list_per_named_speaker_holds_only_their_own_turns(cast, settings, mon
 
     question = "What have Ann and Bo both painted?"
     assert not any("said by" in why for whys in _why(cast.scope_a, question).values() for why in whys)  # off by default
-    settings.RETRIEVAL_SPEAKER_LISTS = True
+    settings.RETRIEVAL_SPEAKER_LISTS = "conjectures"  # not a conjecture: no lists
+    assert not any("said by" in why for whys in _why(cast.scope_a, question).values() for why in whys)
+    conjecture = "Would Ann and Bo paint together?"
+    whys = [why for whys in _why(cast.scope_a, conjecture).values() for why in whys]
+    assert any(why.startswith("vector turn said by Ann #") for why in whys)
+    assert any(why.startswith("vector turn said by Bo #") for why in whys)
+    settings.RETRIEVAL_SPEAKER_LISTS = "all"
     whys = [why for whys in _why(cast.scope_a, question).values() for why in whys]
     assert any(why.startswith("vector turn said by Ann #") for why in whys)
     assert any(why.startswith("vector turn said by Bo #") for why in whys)
@@ -105,7 +119,8 @@ def test_lexical_feedback_lends_the_words_two_of_the_best_turns_share(cast, sett
 
 def test_the_candidate_rules_are_cross_validated():
     alternatives = {c.name: c for c in ALTERNATIVES}
-    assert alternatives["speaker lists"].settings == {"RETRIEVAL_SPEAKER_LISTS": True}
+    assert alternatives["speaker lists"].settings == {"RETRIEVAL_SPEAKER_LISTS": "all"}
+    assert alternatives["speaker lists for conjectures"].settings == {"RETRIEVAL_SPEAKER_LISTS": "conjectures"}
     assert _list_stage(alternatives["speaker lists"]) != ()  # gathered again: a list of its own
     assert alternatives["lists 100 deep"].settings == {"RETRIEVAL_POOL_MIN": 100}
     assert "RETRIEVAL_LEXICAL_FEEDBACK" in FUSION_SETTINGS  # a second pass after the lists gathered once
