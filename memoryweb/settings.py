@@ -413,9 +413,10 @@ RETRIEVAL_SPEAKER_BOOST = env_float("RETRIEVAL_SPEAKER_BOOST", 0.5)
 RETRIEVAL_POSSESSIVE_SPEAKER = env_bool("RETRIEVAL_POSSESSIVE_SPEAKER", False)
 # One more candidate list per speaker the question names ("Caroline's", "Jon and Gina" too): the
 # nearest of that speaker's own turns, in scopes small enough to search exactly
-# (RETRIEVAL_EXACT_BELOW): for every such question ("all"), only for conjectures about them ("Would
-# Caroline …?", "What might Jon …?": "conjectures"), or "off". Judged by cross-validation (retrieval/cv.py).
-RETRIEVAL_SPEAKER_LISTS = env_choice("RETRIEVAL_SPEAKER_LISTS", "off", {"off", "conjectures", "all"})
+# (RETRIEVAL_EXACT_BELOW): only for conjectures about them ("Would Caroline …?", "What might Jon …?":
+# "conjectures", the default: it held in the cross-validation, retrieval/cv.py), those and questions
+# naming two speakers or more ("conjectures+pairs"), every question naming one ("all"), or "off".
+RETRIEVAL_SPEAKER_LISTS = env_choice("RETRIEVAL_SPEAKER_LISTS", "conjectures", {"off", "conjectures", "conjectures+pairs", "all"})
 # Lexical feedback (RM3-style), evidence searches only: this many words of the first fusion's best
 # turns (in two of its top five, by idf) added to the question's for one more BM25 list of turns,
 # then fused again (0: off). Judged by cross-validation (retrieval/cv.py).

@@ -78,6 +78,7 @@ RULES_OFF = (
     Candidate("none of the head's rules", _HEAD_RULES_OFF),  # the default before them (below, together)
     Candidate("no time preference", {"RETRIEVAL_TIME_PREFERENCE": 0.0}),
     Candidate("no reply after a question", {"RETRIEVAL_REPLY_FOLLOWS": 0}),
+    Candidate("no speaker lists", {"RETRIEVAL_SPEAKER_LISTS": "off"}),  # the default before: conjectures get their speakers' lists
 )
 ALTERNATIVES = (
     Candidate("time windows on turns", {"RETRIEVAL_TIME_WINDOWS": "all"}),  # the default before five conversations
@@ -96,7 +97,7 @@ ALTERNATIVES = (
     # lists twice as deep; one list per speaker named, of their own turns; RM3-style lexical feedback.
     Candidate("lists 100 deep", {"RETRIEVAL_POOL_MIN": 100}),
     Candidate("speaker lists", {"RETRIEVAL_SPEAKER_LISTS": "all"}),
-    Candidate("speaker lists for conjectures", {"RETRIEVAL_SPEAKER_LISTS": "conjectures"}),
+    Candidate("speaker lists for pairs too", {"RETRIEVAL_SPEAKER_LISTS": "conjectures+pairs"}),
     Candidate("lexical feedback 5", {"RETRIEVAL_LEXICAL_FEEDBACK": 5}),
     Candidate("lexical feedback 10", {"RETRIEVAL_LEXICAL_FEEDBACK": 10}),
 )

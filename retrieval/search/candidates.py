@@ -81,6 +81,19 @@ def candidates_memo():
         _memo.reset(token)
 
 
+def speaker_lists_for(q: Question) -> list[str]:
+    """The speakers whose own turns make a list of their own (RETRIEVAL_SPEAKER_LISTS): each one
+    the question names when it asks for a conjecture, or (conjectures+pairs) names two or more,
+    or (all) always."""
+    occasion = settings.RETRIEVAL_SPEAKER_LISTS
+    if occasion == "off":
+        return []
+    named = speakers_named(q.scope, q.text, q.speakers, possessive=True)
+    if occasion == "all" or asks_conjecture(q.text) or occasion == "conjectures+pairs" and len(named) > 1:
+        return named
+    return []
+
+
 def candidates_gather(
     q: Question, *, lexemes: list[str], query_vector: list[float] | QueryVectors | Soon | None, embedder: Embedder, collections: list[str],
     pool: int, backlog: Backlog, searchable: list[str], timings: dict, narrow_window: bool = False,
@@ -176,9 +189,7 @@ def _gather(
         else:
             groups = [[collection] for collection in collections]
         # The speakers' own lines: exact scans, so in a small scope only (a large one's cost stays as it was).
-        lists = settings.RETRIEVAL_SPEAKER_LISTS
-        named = speakers_named(scope, q.text, q.speakers, possessive=True) if (
-            (lists == "all" or lists == "conjectures" and asks_conjecture(q.text)) and exact and Collection.TURN in collections) else []
+        named = speaker_lists_for(q) if exact and Collection.TURN in collections else []
         (bm25, unindexed), (entities, entity_facts, changed), *per_collection = side_by_side(
             lexical, structured, *(semantic(group) for group in groups), *(spoken(speaker) for speaker in named)
         )
