@@ -12,8 +12,8 @@ A setting acts at one of three stages, and each stage is paid for once per disti
 - indexing (`INDEX_SETTINGS`: what a turn's vector is made from): the conversation is ingested
   and indexed, through the real path, into a throwaway scope per distinct indexing setting;
 - the candidate lists (the question's vector, its time window, the windows searched, the
-  speaker boost): the questions are embedded once per distinct text, and their lists gathered
-  (`candidates_memo`) once per distinct list setting;
+  speaker boost, their depth, the speakers' own lists): the questions are embedded once per
+  distinct text, and their lists gathered (`candidates_memo`) once per distinct list setting;
 - fusion (`FUSION_SETTINGS`): re-fused from the same lists.
 
 Few candidates on purpose: each one more is one more chance to fit the noise of a few
