@@ -414,6 +414,16 @@ RETRIEVAL_SCOPE_GRAPH_AT = env_int("RETRIEVAL_SCOPE_GRAPH_AT", 50_000, minimum=0
 RETRIEVAL_SPEAKER_BOOST = env_float("RETRIEVAL_SPEAKER_BOOST", 0.5)
 # "Caroline's kids" names the speaker Caroline for the boost above (off: only the whole word does).
 RETRIEVAL_POSSESSIVE_SPEAKER = env_bool("RETRIEVAL_POSSESSIVE_SPEAKER", False)
+# One more candidate list per speaker the question names ("Caroline's", "Jon and Gina" too): the
+# nearest of that speaker's own turns, in scopes small enough to search exactly
+# (RETRIEVAL_EXACT_BELOW): only for conjectures about them ("Would Caroline …?", "What might Jon …?":
+# "conjectures", the default: it held in the cross-validation, retrieval/cv.py), those and questions
+# naming two speakers or more ("conjectures+pairs"), every question naming one ("all"), or "off".
+RETRIEVAL_SPEAKER_LISTS = env_choice("RETRIEVAL_SPEAKER_LISTS", "conjectures", {"off", "conjectures", "conjectures+pairs", "all"})
+# Lexical feedback (RM3-style), evidence searches only: this many words of the first fusion's best
+# turns (in two of its top five, by idf) added to the question's for one more BM25 list of turns,
+# then fused again (0: off). Judged by cross-validation (retrieval/cv.py).
+RETRIEVAL_LEXICAL_FEEDBACK = env_int("RETRIEVAL_LEXICAL_FEEDBACK", 0, minimum=0)
 # A question's time words ("last year", "in May 2023") become a window (retrieval/temporal.py):
 # "facts" (default) narrows the facts by when they held, not turns or episodes by when they were
 # said; "all" narrows those too (before: it lost in every cross-validation fold on five LOCOMO

@@ -12,8 +12,8 @@ A setting acts at one of three stages, and each stage is paid for once per disti
 - indexing (`INDEX_SETTINGS`: what a turn's vector is made from): the conversation is ingested
   and indexed, through the real path, into a throwaway scope per distinct indexing setting;
 - the candidate lists (the question's vector, its time window, the windows searched, the
-  speaker boost): the questions are embedded once per distinct text, and their lists gathered
-  (`candidates_memo`) once per distinct list setting;
+  speaker boost, their depth, the speakers' own lists): the questions are embedded once per
+  distinct text, and their lists gathered (`candidates_memo`) once per distinct list setting;
 - fusion (`FUSION_SETTINGS`): re-fused from the same lists.
 
 Few candidates on purpose: each one more is one more chance to fit the noise of a few
@@ -59,6 +59,7 @@ INDEX_SETTINGS = frozenset({"RETRIEVAL_TURN_VECTOR_TEXT", "RETRIEVAL_WINDOW_VECT
 # their candidates re-fuse the same lists.
 FUSION_SETTINGS = frozenset({
     "RETRIEVAL_FUSION", "RETRIEVAL_RRF_K", "RETRIEVAL_SPEAKER_PREFERENCE", "RETRIEVAL_TIME_PREFERENCE", "RETRIEVAL_REPLY_FOLLOWS",
+    "RETRIEVAL_LEXICAL_FEEDBACK",  # a second BM25 list after the first fusion, the first lists as gathered
 })
 _HEAD_RULES_OFF = {"RETRIEVAL_SPEAKER_PREFERENCE": 0.0, "RETRIEVAL_TIME_PREFERENCE": 0.0, "RETRIEVAL_REPLY_FOLLOWS": 0}
 
@@ -77,6 +78,7 @@ RULES_OFF = (
     Candidate("none of the head's rules", _HEAD_RULES_OFF),  # the default before them (below, together)
     Candidate("no time preference", {"RETRIEVAL_TIME_PREFERENCE": 0.0}),
     Candidate("no reply after a question", {"RETRIEVAL_REPLY_FOLLOWS": 0}),
+    Candidate("no speaker lists", {"RETRIEVAL_SPEAKER_LISTS": "off"}),  # the default before: conjectures get their speakers' lists
 )
 ALTERNATIVES = (
     Candidate("time windows on turns", {"RETRIEVAL_TIME_WINDOWS": "all"}),  # the default before five conversations
@@ -91,6 +93,13 @@ ALTERNATIVES = (
     Candidate("speaker preference 0.1", {"RETRIEVAL_SPEAKER_PREFERENCE": 0.1}),
     Candidate("time preference 1", {"RETRIEVAL_TIME_PREFERENCE": 1.0}),
     Candidate("replies after the first 10", {"RETRIEVAL_REPLY_FOLLOWS": 10}),
+    # Candidate generation (issue 24: a fifth of the missed multi-hop evidence was in no list):
+    # lists twice as deep; one list per speaker named, of their own turns; RM3-style lexical feedback.
+    Candidate("lists 100 deep", {"RETRIEVAL_POOL_MIN": 100}),
+    Candidate("speaker lists", {"RETRIEVAL_SPEAKER_LISTS": "all"}),
+    Candidate("speaker lists for pairs too", {"RETRIEVAL_SPEAKER_LISTS": "conjectures+pairs"}),
+    Candidate("lexical feedback 5", {"RETRIEVAL_LEXICAL_FEEDBACK": 5}),
+    Candidate("lexical feedback 10", {"RETRIEVAL_LEXICAL_FEEDBACK": 10}),
 )
 CANDIDATES = RULES_OFF + (DEFAULT,) + ALTERNATIVES
 

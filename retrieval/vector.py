@@ -97,6 +97,32 @@ def vector_candidates(
     return {collection: hits for collection, hits in out.items() if hits}
 
 
+def speaker_vector_candidates(
+    *, scope: Scope, query_vector: list[float], embedder: Embedder, speaker: str, collection: str, limit: int,
+) -> list[VectorHit]:
+    """The `limit` nearest documents of `collection` that `speaker` said (a window: its centre
+    turn's speaker), best first: an exact scan of the scope's vectors of that collection, so
+    for small scopes only (the caller asks `vector_search_exact` first)."""
+    if limit <= 0:
+        return []
+    dim = int(embedder.dim)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            SELECT d.collection, d.target_id, 1 - (e.vec::vector({dim}) <=> %s::vector({dim})) AS similarity
+            FROM retrieval_embedding e
+            JOIN retrieval_searchdocument d ON d.id = e.target_id
+            WHERE e.model = %s AND e.scope_id = %s AND e.target_type = %s
+              AND d.scope_id = %s AND d.collection = %s AND d.speaker = %s
+            ORDER BY e.vec::vector({dim}) <=> %s::vector({dim}), d.target_id
+            LIMIT %s
+            """,
+            [vector_literal(query_vector), embedder.name, scope.pk, vector_target(collection), scope.pk, collection, speaker,
+             vector_literal(query_vector), limit],
+        )
+        return [VectorHit(c, target_id, float(similarity)) for c, target_id, similarity in cursor.fetchall()]
+
+
 # The `limit` nearest of one collection through a graph: `where` repeats the graph's predicate
 # (the shared per-model one, or a large scope's own).
 _NEAREST = """

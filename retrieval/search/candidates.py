@@ -10,9 +10,10 @@ pool threads, each on its own connection, beside BM25 on the caller's (retrieval
 import time
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from django.conf import settings
+from django.db import connection
 from django.db.models import Q
 
 from memoryweb.providers.embedders import Embedder
@@ -24,8 +25,8 @@ from retrieval.indexing import Backlog
 from retrieval.models import Collection
 from retrieval.intents import attributes_asked
 from retrieval.search.eligibility import document_filter, fact_eligible, window_postings
-from retrieval.search.question import Question, entities_named, named_speaker
-from retrieval.vector import VectorHit, vector_candidates, vector_search_exact
+from retrieval.search.question import Question, asks_conjecture, entities_named, named_speaker, scope_speakers, speakers_named
+from retrieval.vector import VectorHit, speaker_vector_candidates, vector_candidates, vector_search_exact
 
 
 @dataclass
@@ -36,6 +37,10 @@ class Candidates:
     entity_facts: list[Fact] = field(default_factory=list)
     changed: list[Fact] = field(default_factory=list)
     unindexed: dict[str, list[Hit]] = field(default_factory=dict)
+    # RETRIEVAL_SPEAKER_LISTS: per speaker the question names, the nearest of their own turns.
+    speakers: dict[str, list[VectorHit]] = field(default_factory=dict)
+    # RETRIEVAL_LEXICAL_FEEDBACK: BM25 on turns again, the query's lexemes with the first pass's.
+    feedback: list[Hit] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -74,6 +79,19 @@ def candidates_memo():
         yield
     finally:
         _memo.reset(token)
+
+
+def speaker_lists_for(q: Question) -> list[str]:
+    """The speakers whose own turns make a list of their own (RETRIEVAL_SPEAKER_LISTS): each one
+    the question names when it asks for a conjecture, or (conjectures+pairs) names two or more,
+    or (all) always."""
+    occasion = settings.RETRIEVAL_SPEAKER_LISTS
+    if occasion == "off":
+        return []
+    named = speakers_named(q.scope, q.text, q.speakers, possessive=True)
+    if occasion == "all" or asks_conjecture(q.text) or occasion == "conjectures+pairs" and len(named) > 1:
+        return named
+    return []
 
 
 def candidates_gather(
@@ -130,6 +148,23 @@ def _gather(
             return hits
         return search
 
+    def spoken(speaker: str):
+        """RETRIEVAL_SPEAKER_LISTS: the nearest of the turns `speaker` said. The vector lists cannot
+        see who spoke, and a question about two people ("What have Jon and Gina both done?") needs
+        each one's own lines; one list per speaker named, so neither crowds the other out. A
+        conjecture about someone ("Would Caroline move back?") is answered from what they said of
+        themselves, wherever it was said."""
+        def search():
+            vector = query_vector.get() if isinstance(query_vector, Soon) else query_vector
+            if isinstance(vector, QueryVectors):
+                vector = vector.for_collection(Collection.TURN)
+            t0 = time.perf_counter()
+            hits = speaker_vector_candidates(scope=scope, query_vector=vector, embedder=embedder, speaker=speaker,
+                                             collection=Collection.TURN, limit=min(pool, settings.RETRIEVAL_VECTOR_POOL_MAX))
+            lap[f"vector said by {speaker}"] = time.perf_counter() - t0
+            return hits
+        return search
+
     def structured():
         """Facts of the entities the question names, and for "what changed" the facts that began
         in the window: lists that need no search."""
@@ -153,20 +188,23 @@ def _gather(
                                           [c for c in collections if c != Collection.FACT]) if group]
         else:
             groups = [[collection] for collection in collections]
+        # The speakers' own lines: exact scans, so in a small scope only (a large one's cost stays as it was).
+        named = speaker_lists_for(q) if exact and Collection.TURN in collections else []
         (bm25, unindexed), (entities, entity_facts, changed), *per_collection = side_by_side(
-            lexical, structured, *(semantic(group) for group in groups)
+            lexical, structured, *(semantic(group) for group in groups), *(spoken(speaker) for speaker in named)
         )
-        vectors = {collection: hits for found in per_collection for collection, hits in found.items()}
+        vectors = {collection: hits for found in per_collection[: len(groups)] for collection, hits in found.items()}
+        speakers = dict(zip(named, per_collection[len(groups):]))
     else:
         (bm25, unindexed), (entities, entity_facts, changed) = lexical(), structured()
-        vectors = {}
+        vectors, speakers = {}, {}
     # These overlap; "candidates" is what the caller waited for all of them ("vector": the slowest).
     vector_laps = [seconds for name, seconds in lap.items() if name.startswith("vector ")]
     timings.update(
         bm25=lap.get("bm25", 0.0), vector=max(vector_laps, default=0.0), entities=lap["entities"],
         candidates=time.perf_counter() - started,
     )
-    return Candidates(bm25, vectors, entities, entity_facts, changed, unindexed)
+    return Candidates(bm25, vectors, entities, entity_facts, changed, unindexed, speakers)
 
 
 def _entity_facts(q: Question, entities: list[Entity]) -> list[Fact]:
@@ -189,3 +227,50 @@ def _changed_facts(q: Question) -> list[Fact]:
     rows = list(facts.order_by("-valid_from", "-id")[:200])
     rows.sort(key=lambda f: f.supersedes_id is None)
     return rows
+
+
+# Lexical feedback (RETRIEVAL_LEXICAL_FEEDBACK): the first fusion's best turns lend their words.
+FEEDBACK_TURNS = 5  # the first fusion's top turns read for words
+FEEDBACK_MIN_TURNS = 2  # a word lent by one turn alone is that turn's, not the topic's
+
+
+def feedback_terms(*, q: Question, turn_ids: list[int], lexemes: list[str], terms: int) -> list[str]:
+    """RM3-style expansion terms: the lexemes of what was said in the turns `turn_ids` (the first
+    fusion's best; their text, not their documents, whose date labels every turn of a session
+    shares) found in at least FEEDBACK_MIN_TURNS of them, weighted by that count times their idf in
+    the scope's turns: the best `terms` that are neither the question's nor a speaker's name."""
+    if not turn_ids or terms <= 0:
+        return []
+    speakers = q.speakers if q.speakers is not None else scope_speakers(q.scope)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT u.lexeme, count(*) * ln((c.doc_count + 1.0) / (s.df + 0.5)) AS weight
+            FROM memories_turn t
+            CROSS JOIN LATERAL unnest(to_tsvector('english', t.text)) u
+            JOIN retrieval_termstat s ON s.scope_id = t.scope_id AND s.collection = %s AND s.lexeme = u.lexeme
+            JOIN retrieval_corpusstat c ON c.scope_id = t.scope_id AND c.collection = %s
+            WHERE t.scope_id = %s AND t.id = ANY(%s) AND NOT (u.lexeme = ANY(%s))
+              AND NOT (u.lexeme = ANY(tsvector_to_array(to_tsvector('english', %s))))
+            GROUP BY u.lexeme, c.doc_count, s.df
+            HAVING count(*) >= %s
+            ORDER BY weight DESC, u.lexeme
+            LIMIT %s
+            """,
+            [Collection.TURN, Collection.TURN, q.scope.pk, list(turn_ids), list(lexemes), " ".join(speakers),
+             FEEDBACK_MIN_TURNS, terms],
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+def feedback_gather(q: Question, found: Candidates, *, top_turns: list[int], lexemes: list[str], pool: int) -> Candidates:
+    """`found` with one more list: BM25 on turns for the question's lexemes and
+    RETRIEVAL_LEXICAL_FEEDBACK more from its best turns (`feedback_terms`), with the same filter
+    and speaker boost as the first. Measured by cross-validation (retrieval/cv.py)."""
+    terms = feedback_terms(q=q, turn_ids=top_turns[:FEEDBACK_TURNS], lexemes=lexemes, terms=settings.RETRIEVAL_LEXICAL_FEEDBACK)
+    if not terms:
+        return found
+    doc_filter, params = document_filter(q)
+    hits = bm25_top(scope=q.scope, lexemes=lexemes + terms, collections=[Collection.TURN], limit=pool, doc_filter=doc_filter,
+                    params=params, speaker=named_speaker(q.scope, q.text, q.speakers))
+    return replace(found, feedback=hits.get(Collection.TURN, []))

@@ -16,7 +16,7 @@ from retrieval.fulltext import query_lexemes
 from retrieval.indexing import Backlog, index_catch_up
 from retrieval.models import Collection, CorpusStat, IndexState
 from retrieval.ranking import pool_size
-from retrieval.search.candidates import QueryVectors, candidates_gather
+from retrieval.search.candidates import QueryVectors, candidates_gather, feedback_gather
 from retrieval.search.eligibility import WINDOW_PREFILTER_MAX, window_documents
 from retrieval.search.fusion import candidates_fuse, item_lanes, lanes_score
 from retrieval.search.hydration import items_hydrate, replies_follow
@@ -168,6 +168,11 @@ def _rank(
                               pool=pool, backlog=backlog, searchable=searchable, timings=timings, narrow_window=narrow_window)
     t0 = time.perf_counter()
     fused = candidates_fuse(found, q=q, pool=pool, evidence=evidence)
+    if settings.RETRIEVAL_LEXICAL_FEEDBACK and evidence and Collection.TURN in collections:
+        # A second pass: the first fusion's best turns lend their words to one more BM25 list.
+        found = feedback_gather(q, found, top_turns=[pk for kind, pk in fused.ranked if kind == "turn"], lexemes=lexemes, pool=pool)
+        if found.feedback:
+            fused = candidates_fuse(found, q=q, pool=pool, evidence=evidence)
     # Only the head of the fused list is loaded and scored on the lanes (importance and recency
     # reorder it, they do not pull items from far below); more is loaded when filters thin it out.
     head = max(3 * k, 30)

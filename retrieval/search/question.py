@@ -108,23 +108,40 @@ def collections_for(kinds: tuple[str, ...]) -> list[str]:
 def named_speaker(scope: Scope, query: str, speakers: tuple[str, ...] | None = None) -> str:
     """The one known speaker the question names (by full or first name), else "". `speakers`:
     the scope's, when read already (`scope_speakers`)."""
+    named = speakers_named(scope, query, speakers)
+    return named[0] if len(named) == 1 else ""
+
+
+def speakers_named(scope: Scope, query: str, speakers: tuple[str, ...] | None = None, *, possessive: bool | None = None) -> list[str]:
+    """Every known speaker the question names (by full or first name), in the scope's order:
+    "What have Jon and Gina both done?" names two. None in a scope with too many speakers to
+    tell (MAX_SPEAKERS). `possessive`: whether "Caroline's" names Caroline (None:
+    RETRIEVAL_POSSESSIVE_SPEAKER)."""
     state = scope_speakers(scope) if speakers is None else speakers
     if len(state) > MAX_SPEAKERS:
-        return ""
+        return []
     found = words(query)
-    if settings.RETRIEVAL_POSSESSIVE_SPEAKER:
+    if settings.RETRIEVAL_POSSESSIVE_SPEAKER if possessive is None else possessive:
         found = [_POSSESSIVE.sub("", w) for w in found]  # "Caroline's" names Caroline
     folded = {w.casefold() for w in found}
     text = " ".join(found).casefold()
-    named = [
+    return [
         speaker for speaker in state
         if speaker.casefold() in text and (len(speaker.split()) > 1 or speaker.casefold() in folded)
         or speaker.split()[0].casefold() in folded
     ]
-    return named[0] if len(named) == 1 else ""
 
 
 _POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
+# A question that asks what someone would, might or could do, or is likely to: a conjecture,
+# answered from what they said of themselves rather than from one line that states it.
+_CONJECTURE = re.compile(r"\b(would|wouldn['’]t|might|could|likely|unlikely|probably|possibly)\b", re.IGNORECASE)
+
+
+def asks_conjecture(text: str) -> bool:
+    """Whether the question asks for a conjecture ("Would Caroline pursue writing?", "What might
+    Jon do next?", "Is Tim likely to …?")."""
+    return bool(_CONJECTURE.search(text))
 
 
 def dense_query(q: Question) -> str:
