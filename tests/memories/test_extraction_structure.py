@@ -353,3 +353,47 @@ def test_a_correction_of_a_thing_said_in_fewer_words_still_gives_its_value():
 @pytest.mark.parametrize("text", ["The pleasure is mine.", "The mistake was mine, sorry.", "That one is mine.", "The fault is all mine."])
 def test_a_feeling_or_a_fault_said_as_mine_is_owned_by_nobody(text):
     assert [f for f in triples(text) if f[1] == "owns"] == []
+
+
+# Fourth pass (issue 24): mechanisms rather than phrasings; the sentences are ours, not a suite's.
+@pytest.mark.parametrize("text, attribute", [
+    ("The spring retreat is in Sintra.", "spring_offsite_place"),
+    ("Our spring retreat will be in Sintra.", "spring_offsite_place"),
+    ("The spring retreat was in Sintra.", "spring_offsite_place"),
+    ("Retrospectives are at the Lantern from now on.", "retro_place"),
+    ("Our retrospectives were held at the Lantern.", "retro_place"),
+])
+def test_a_synonym_of_a_team_thing_names_the_thing_not_a_tool(text, attribute):
+    assert [(a, v.removeprefix("the ")) for _, a, v in triples(text)] == [(attribute, "Sintra" if "Sintra" in text else "Lantern")]
+
+
+@pytest.mark.parametrize("text", [
+    "The autumn offsite for 2027 is in Sintra.",
+    "The autumn offsite for 2027 will be in Sintra, 3 to 5 October.",
+    "Our autumn offsite for 2027 was in Sintra.",
+])
+def test_a_qualifier_names_which_thing_before_the_thing_is_judged(text):
+    assert triples(text) == [("Orbit", "2027_autumn_offsite_place", "Sintra")]
+
+
+@pytest.mark.parametrize("text, place", [
+    ("The hackathon is 3 to 5 March at the Forge in Tartu.", "Forge, Tartu"),
+    ("The summit will be in Tartu, 3-5 March.", "Tartu"),
+    ("The hackathon was from 3 to 5 March 2026 in Tartu.", "Tartu"),
+])
+def test_a_range_of_days_is_no_value_of_the_thing_and_leaves_its_place_readable(text, place):
+    assert [(a.rsplit("_", 1)[-1], v) for _, a, v in triples(text)] == [("place", place)]
+
+
+@pytest.mark.parametrize("text", ["As of this week our CI is on Drone.", "From today our CI is on Drone.", "As of today, our CI runs on Drone."])
+def test_as_of_a_relative_time_dates_the_fact_and_is_not_its_thing(text):
+    assert triples(text) == [("Orbit", "ci_tool", "Drone")]
+
+
+@pytest.mark.parametrize("text, attribute", [
+    ("Our monitoring is Grafana Cloud.", "monitoring_tool"),
+    ("We use Grafana Cloud for monitoring.", "monitoring_tool"),
+    ("Our dashboards are in Grafana Cloud.", "dashboard_tool"),
+])
+def test_monitoring_and_dashboards_are_two_functions(text, attribute):
+    assert triples(text) == [("Orbit", attribute, "Grafana Cloud")]

@@ -61,7 +61,8 @@ def known_function(fn: str) -> bool:
                             or function_key(" ".join(words)) in _KNOWN_KEYS | _PHRASE_KEYS)
 
 
-_PHRASE_KEYS = frozenset(FUNCTION_PHRASES.values()) | frozenset(FUNCTION_SYNONYMS.values())
+# A synonym of a team thing ("retreat" is offsite, "HQ" office) names the thing, not a function a tool serves.
+_PHRASE_KEYS = (frozenset(FUNCTION_PHRASES.values()) | frozenset(FUNCTION_SYNONYMS.values())) - TEAM_THINGS
 
 
 def topic_function(topic: str | None) -> str | None:
@@ -400,6 +401,19 @@ def singular(word: str) -> str:
     return word
 
 
+_FIRST_VERB = re.compile(r"\s(?:is|are|was|were|will|would|has|have|had|moves?|moved|happens?|happened|takes?|took|runs?|ran|starts?|started|stays?)\b", re.I)
+
+
+def _thing_named(rest: str) -> str:
+    """The thing a statement is about in the team's one word for it: a synonym of a team thing in
+    the words before the verb is that thing ("the winter retreat is in Ljubljana" is the winter
+    offsite, "retrospectives are at Café Hopper" retros), so every spelling lands on one attribute."""
+    verb = _FIRST_VERB.search(f" {rest}")
+    head, tail = (rest[: verb.start()], rest[verb.start():]) if verb else ("", rest)
+    words = [FUNCTION_SYNONYMS.get(w.lower(), w) if FUNCTION_SYNONYMS.get(w.lower()) in TEAM_THINGS else w for w in head.split(" ")]
+    return " ".join(words) + tail if head else rest
+
+
 def _thing_said(rest: str) -> str:
     """A team thing as its attribute names it: "weekly demo" is "demo", "demos" "demo", and
     "happens / takes place / is held in" is "is in"."""
@@ -438,7 +452,7 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
     Tomasz" → Tomasz leads on-call; "the budget is 40,000 euros" → budget."""
     if not ctx.team:
         return False
-    rest = " ".join(rest.split())
+    rest = _thing_named(" ".join(rest.split()))
     recurring_said, happens = bool(_HOW_OFTEN.match(rest)), bool(_HAPPENS.match(_HOW_OFTEN.sub("", rest)))
     rest = _thing_said(rest)
     # "our CI changed from Jenkins to GitHub Actions", "the offsite moved from Lisbon to Porto": a switch said of the thing
@@ -514,6 +528,13 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
         ctx.last_thing = what.split()[-1]
     if re.match(r"(?:mine|yours|his|hers|ours|theirs)\b", value, re.I):
         return False  # "the billing service was mine until March": an owner, not a value of the thing
+    if qualifier := re.match(r"^(?P<head>.+?)\s+(?:for|of|in)\s+(?P<q>(?:19|20)\d\d|q[1-4](?:\s+\d{4})?|h[12]|v?\d+(?:\.\d+)+|(?:the\s+)?[a-z][\w\-]*(?:\s+[a-z][\w\-]*)?)$", what, re.I):
+        # "the marketing budget for 2026", "code freeze for early access": the qualifier names which one (and the
+        # thing is what it qualifies: "the summer offsite for 2026" is an offsite)
+        if not re.match(r"(?:the|a|an|my|our|his|her)$", re.sub(r"^the\s+", "", qualifier["q"], flags=re.I).split()[0], re.I):
+            which = re.sub(r"^the\s+", "", qualifier["q"], flags=re.I)
+            what = f"{which} {qualifier['head']}"
+            words, thing = what.lower().split(), snake_case(what)
     team_thing = bool(words) and (words[-1] in TEAM_THINGS or known_function(what) or recurring_said or happens)
     if the and not team_thing and not (_strong_value(value) and words[0] not in NOT_NAMES | {"it", "they", "he", "she"}
                                        and not re.search(r"'s$", words[0]) and len(words) <= 5
@@ -522,12 +543,6 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
         # a date or a place, and (for a name) the thing is said in more than one word ("the minimum Android version")
         # or the sentence corrects one ("the minimum is Android 10, not Android 9": the held value's attribute)
         return False
-    if qualifier := re.match(r"^(?P<head>.+?)\s+(?:for|of|in)\s+(?P<q>(?:19|20)\d\d|q[1-4](?:\s+\d{4})?|h[12]|v?\d+(?:\.\d+)+|(?:the\s+)?[a-z][\w\-]*(?:\s+[a-z][\w\-]*)?)$", what, re.I):
-        # "the marketing budget for 2026", "code freeze for early access": the qualifier names which one
-        if not re.match(r"(?:the|a|an|my|our|his|her)$", re.sub(r"^the\s+", "", qualifier["q"], flags=re.I).split()[0], re.I):
-            which = re.sub(r"^the\s+", "", qualifier["q"], flags=re.I)
-            what = f"{which} {qualifier['head']}"
-            words, thing = what.lower().split(), snake_case(what)
     if known_function(what) and words[-1] not in TEAM_THINGS and (on := re.match(r"^(?:on|in|at|with)\s+(?P<tool>.+)$", value, re.I)):
         tool = _tool(on["tool"], clause)  # "the wiki is on Confluence", "the web launcher code is on GitLab"
         if tool and tool[:1].isupper() and tool.split()[0].lower() not in NOT_NAMES:
