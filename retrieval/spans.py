@@ -17,7 +17,7 @@ _WEEKDAYS = [d.lower() for d in calendar.day_name]
 _WEEKDAY = "|".join(_WEEKDAYS)
 
 _ASKS_DATE = re.compile(r"^\s*(?:since\s+when|by\s+when|until\s+when|when\b(?!\s+(?:do|does|is|are)\s+\w+\s+(?:usually|normally)\b)|"
-                        r"(?:on\s+|by\s+)?(?:what|which)\s+(?:date|dates)\b|what\s+(?:are|were|is|was)\s+the\s+dates?\b)", re.I)
+                        r"(?:on\s+|by\s+)?(?:what|which)\b[\w\s'’]*?\bdates?\b)", re.I)  # "what was Felix's start date?", "what were the dates of …?"
 _ASKS_PLACE = re.compile(r"^\s*(?:where\b|(?:in\s+)?which\s+(?:city|town|country|venue|room|office)\b)", re.I)
 _ASKS_PERSON = re.compile(r"^\s*(?:who|whom)(?:'s|\s)", re.I)
 

@@ -397,3 +397,41 @@ def test_as_of_a_relative_time_dates_the_fact_and_is_not_its_thing(text):
 ])
 def test_monitoring_and_dashboards_are_two_functions(text, attribute):
     assert triples(text) == [("Orbit", attribute, "Grafana Cloud")]
+
+
+@pytest.mark.parametrize("text, speaker, expected", [
+    ("Bea reports to me.", "maya", ("Bea", "reports_to", "maya")),
+    ("Bea reports to me from today.", "maya", ("Bea", "reports_to", "maya")),
+    ("Bea reported directly to Tomasz.", "maya", ("Bea", "reports_to", "Tomasz")),
+    ("Bea reports straight to Tomasz, not to me.", "maya", ("Bea", "reports_to", "Tomasz")),
+    ("Tomasz is Bea's manager.", "maya", ("Bea", "reports_to", "Tomasz")),
+    ("Tomasz was Bea's boss.", "maya", ("Bea", "reports_to", "Tomasz")),
+])
+def test_a_reporting_line_in_any_tense_with_object_pronouns_and_said_from_the_manager(text, speaker, expected):
+    assert triples(text, speaker=speaker) == [expected]
+
+
+@pytest.mark.parametrize("text, who", [
+    ("Bea takes over payroll from Tomasz as of today.", "Bea"),
+    ("I'm taking over payroll from Tomasz.", "maya"),
+    ("Bea took over payroll from Tomasz.", "Bea"),
+    ("Payroll is looked after by Bea now.", "Bea"),
+    ("Bea looks after payroll.", "Bea"),
+])
+def test_taking_over_and_looking_after_are_ownership_in_every_tense(text, who):
+    assert [(s, a, v.lower()) for s, a, v in triples(text)] == [(who, "owns", "payroll")]
+
+
+@pytest.mark.parametrize("text", [
+    "Basecamp's gone, we've been on Linear since Monday.",
+    "We are on Linear now; Basecamp is switched off.",
+    "We're on Linear now. Basecamp was finally shut down.",
+])
+def test_a_tool_said_gone_beside_the_one_used_now_is_a_switch(text):
+    found = [(f[1], f[2], f[3]) for f in facts(text)]
+    assert ("replaced_value", "Linear", "Basecamp") in found
+
+
+@pytest.mark.parametrize("text", ["The data warehouse is on Redshift for now.", "Our data warehouse was on Redshift.", "Our data warehouse has been on Redshift since May."])
+def test_a_thing_on_a_named_platform_is_its_tool(text):
+    assert triples(text) == [("Orbit", "data_warehouse_tool", "Redshift")]

@@ -22,7 +22,8 @@ from memories.extraction.vocabulary import (
 _FUNCTION = r"(?P<fn>(?:the\s+|our\s+|my\s+)?[\w][\w\-]*(?:\s+[\w][\w\-]*){0,3}?)"
 _NOT_A_FUNCTION = {"my", "his", "her", "their", "your", "family", "kids", "house", "home", "in", "back", "out", "away", "here"}
 _OWN = r"own|owns|owned|maintain|maintains|(?:am |is |are )?taking ownership of|took ownership of|take ownership of|takes ownership of|am responsible for|is responsible for|are responsible for|am in charge of|is in charge of|" \
-       r"are in charge of|took over|have taken over|has taken over|am the owner of|is the owner of|are the owners of"
+       r"are in charge of|took over|have taken over|has taken over|am the owner of|is the owner of|are the owners of|" \
+       r"(?:will |am |is |are )?(?:take|takes|taking) over|(?:will |am |is |are |has been |have been )?(?:look|looks|looking|looked) after"
 _LEAD = r"lead|leads|led|run|runs|ran|head|heads|headed|manage|manages|managed|am the lead of|is the lead of|am the head of|is the head of"
 
 
@@ -193,6 +194,7 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
     # "owns the billing service", "leads the platform team", "took over billing"
     if m := re.match(rf"^(?P<verb>{_OWN}|{_LEAD})\s+(?P<what>.+)$", t, re.I):
         what = re.sub(r"^(?:the|our)\s+", "", cut_value(m["what"]), flags=re.I).strip()
+        what = re.sub(r"\s+(?:from|once|when|until|while)\s.*$", "", what, flags=re.I)  # "takes over billing from Wiktor": the old holder is no part of it
         if not what or len(what.split()) > 5 or what.split()[0].lower() in {"a", "an", "my", "it", "this", "that", "to", "into", "out"}:
             return False
         verb = m["verb"].lower()
@@ -332,10 +334,22 @@ def owner_said(text: str, clause: Clause, ctx: Context) -> bool:
 
 
 def _reports_to(t: str, subject: str, clause: Clause, ctx: Context, confidence: float) -> bool:
-    """"report to Tomasz"."""
-    if m := re.match(rf"^(?:report|reports|am reporting|is reporting|are reporting)\s+(?:directly\s+)?to\s+(?P<who>{NAME}(?:\s+{NAME})?)", t, re.I):
-        fact_add(ctx, clause, subject, "reports_to", m["who"], obj=m["who"], obj_kind="person", confidence=confidence)
-        ctx.subject_kinds.setdefault(m["who"], "person")
+    """"reports to Tomasz" in any tense, with an adverb ("reports straight to", "will now report to")
+    and an object pronoun ("Felix reports to me": the speaker; "to him": the person last named);
+    "is Felix's manager" said of the manager: Felix reports to the subject. What follows the
+    manager ("from today", "for now", ", not to me") is no part of the fact."""
+    m = re.match(rf"^(?:(?:will|now|still|also|then)\s+)*(?:report|reports|reported|am reporting|is reporting|are reporting|has reported|have reported)\s+"
+                 rf"(?:(?:straight|directly|now|still|only|also)\s+)?to\s+(?P<who>me|him|her|{NAME}(?:\s+{NAME})?)\b", t, re.I)
+    if m:
+        who = {"me": ctx.speaker, "him": ctx.last_third_person, "her": ctx.last_third_person}.get(m["who"].lower(), m["who"])
+        if not who or who.casefold() == subject.casefold():
+            return False
+        fact_add(ctx, clause, subject, "reports_to", who, obj=who, obj_kind="person", confidence=confidence)
+        ctx.subject_kinds.setdefault(who, "person")
+        return True
+    if (m := re.match(rf"^(?:is|was|has been|will be)\s+(?:now\s+)?(?P<whose>{NAME})'s\s+(?:line\s+)?(?:manager|boss)$", t)) and subject[:1].isupper():
+        fact_add(ctx, clause, m["whose"], "reports_to", subject, obj=subject, obj_kind="person", confidence=confidence)
+        ctx.subject_kinds.setdefault(m["whose"], "person")
         return True
     return False
 
@@ -584,6 +598,10 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
     else:
         attribute = None
     named = proper_name(cut_value(value), clause) if value[:1].isalpha() else None  # "40,000 euros" is no name
+    if named is None and (on := re.match(r"^(?:on|with|using|via)\s+(?P<tool>.+)$", value, re.I)):
+        tool = _tool(on["tool"], clause)  # "the data warehouse is on Redshift for now": a platform the thing is on
+        if tool and tool[:1].isupper() and tool.split()[0].lower() not in NOT_NAMES and _day(tool, ctx.occurred_at) is None:
+            named, attribute = tool, tool_attribute(what)
     if attribute is None:
         attribute = tool_attribute(what) if named and named[:1].isupper() and (known_function(what) or not the) else canonical_attribute(thing)
     if attribute == "uses":
