@@ -435,3 +435,14 @@ def test_a_tool_said_gone_beside_the_one_used_now_is_a_switch(text):
 @pytest.mark.parametrize("text", ["The data warehouse is on Redshift for now.", "Our data warehouse was on Redshift.", "Our data warehouse has been on Redshift since May."])
 def test_a_thing_on_a_named_platform_is_its_tool(text):
     assert triples(text) == [("Orbit", "data_warehouse_tool", "Redshift")]
+
+
+@pytest.mark.parametrize("text", ["We finally moved to Haarlem last weekend.", "We live in Haarlem now.", "We've moved to Haarlem, boxes everywhere.",
+                                  "We are moving to Haarlem next month."])
+def test_a_team_lives_nowhere_so_we_moved_is_the_speaker_s_household(text):
+    assert all(subject == "maya" for subject, attribute, _ in triples(text) if attribute in {"lives_in", "lived_in"})
+    assert ("Orbit", "lives_in") not in [(s, a) for s, a, _ in triples(text)]
+
+
+def test_our_office_is_still_the_team_s_place():
+    assert triples("Our office is in Haarlem.") == [("Orbit", "office_place", "Haarlem")]

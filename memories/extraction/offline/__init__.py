@@ -52,7 +52,7 @@ def extract(*, text: str, speaker: str, occurred_at: datetime, team: str | None 
                 ctx.event_at = dated_before  # "Tomasz is just on call this week": a date in a sentence that states nothing dates nothing
         except Exception:  # one odd sentence must not cost the rest (the raw text is kept anyway)
             log.warning("offline extractor failed on a sentence; skipped", exc_info=True)
-    facts = _gone_replaced(facts_deduped(ctx.facts)[:MAX_FACTS], normalise(text or ""))
+    facts = _gone_replaced(_household(facts_deduped(ctx.facts)[:MAX_FACTS], ctx), normalise(text or ""))
     return Extraction(
         entities=entities_of(facts, ctx),
         facts=facts,
@@ -76,3 +76,12 @@ def _gone_replaced(facts: list[ExtractedFact], text: str) -> list[ExtractedFact]
         return facts
     return [f.model_copy(update={"attribute": REPLACEMENT_ATTRIBUTE, "previous_value": gone[0]})
             if f.attribute == "uses" and f.previous_value is None and f.value.casefold() != gone[0].casefold() else f for f in facts]
+
+
+def _household(facts: list[ExtractedFact], ctx: Context) -> list[ExtractedFact]:
+    """A team lives nowhere: "we finally moved to Utrecht" or "we live in Utrecht now", said in a
+    team's chat, is the speaker's household (a team's place is its office's, `<thing>_place`)."""
+    if not ctx.team:
+        return facts
+    return [f.model_copy(update={"subject": ctx.speaker}) if f.subject == ctx.team and f.attribute in {"lives_in", "lived_in"} else f
+            for f in facts]
