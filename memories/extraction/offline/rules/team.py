@@ -542,6 +542,7 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
         ctx.last_thing = what.split()[-1]
     if re.match(r"(?:mine|yours|his|hers|ours|theirs)\b", value, re.I):
         return False  # "the billing service was mine until March": an owner, not a value of the thing
+    first_said = words[0] if words else ""  # "the Snowflake bill for April": judged by "Snowflake", not "April"
     if qualifier := re.match(r"^(?P<head>.+?)\s+(?:for|of|in)\s+(?P<q>(?:19|20)\d\d|q[1-4](?:\s+\d{4})?|h[12]|v?\d+(?:\.\d+)+|(?:the\s+)?[a-z][\w\-]*(?:\s+[a-z][\w\-]*)?)$", what, re.I):
         # "the marketing budget for 2026", "code freeze for early access": the qualifier names which one (and the
         # thing is what it qualifies: "the summer offsite for 2026" is an offsite)
@@ -550,8 +551,8 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
             what = f"{which} {qualifier['head']}"
             words, thing = what.lower().split(), snake_case(what)
     team_thing = bool(words) and (words[-1] in TEAM_THINGS or known_function(what) or recurring_said or happens)
-    if the and not team_thing and not (_strong_value(value) and words[0] not in NOT_NAMES | {"it", "they", "he", "she"}
-                                       and not re.search(r"'s$", words[0]) and len(words) <= 5
+    if the and not team_thing and not (_strong_value(value) and first_said not in NOT_NAMES | {"it", "they", "he", "she"}
+                                       and not re.search(r"'s$", first_said) and len(words) <= 5
                                        and (len(words) >= 2 or re.match(r"[$€£]?\d", value) or clause.corrects)):
         # "the kids are great", "the coffee is Lavazza": a thing of the team only when its value is a name, a number,
         # a date or a place, and (for a name) the thing is said in more than one word ("the minimum Android version")
