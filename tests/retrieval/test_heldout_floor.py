@@ -14,7 +14,7 @@ the answer code: 114 of 236 here before it (122 = 0.517 with the local model), 1
 by 5, and heldout-a not at all (140 before and after, local model).
 heldout-d is a development set since the fourth pass, which studied its failures by class and
 worked general mechanisms (the kind of answer a question asks for, relative days, synonyms of team
-things, reporting lines and take-overs in every tense): 145 of 236 here (153 with the local model).
+things, reporting lines and take-overs in every tense): 146 of 236 here (153 with the local model).
 Through recorded model replies: not done (no model is reachable here to record replies for these
 suites' statements)."""
 
@@ -30,7 +30,7 @@ TARGET = 0.90  # the issue's; not reached offline
 
 
 @pytest.mark.parametrize("suite, right, questions", [("heldout-a.yaml", 138, 174), ("heldout-b.yaml", 68, 68), ("heldout-c.yaml", 156, 167),
-                                                        ("heldout-d.yaml", 145, 236)])
+                                                        ("heldout-d.yaml", 146, 236)])
 def test_the_held_out_suites_answer_at_their_floor_offline(cast, suite, right, questions):
     report = run_scenarios(owner=cast.owner, path=SCENARIOS / suite)
     assert report["provider"] == "offline" and report["failed_extractions"] == 0 and report["questions"] == questions
