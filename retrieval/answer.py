@@ -27,6 +27,7 @@ from memories.normalize import normalize_name, normalize_value
 from retrieval.intents import asks_history, attributes_asked, mentions_first_person, priority_attributes, reverse_asked
 from retrieval.search import RecallItem, RecallResult, recall_evidence
 from retrieval.search.question import entities_named, speaker_entity
+from retrieval.spans import date_span, expected_kind, fits
 from retrieval.temporal import as_of_in_question, parse_time
 
 logger = logging.getLogger("memoryweb.retrieval")
@@ -248,8 +249,11 @@ def _direct_answer(*, scope: Scope, question: str, speaker: str, facts: list[Rec
             continue
         if chosen:
             break
+    kind = expected_kind(question)
+    named = f" {normalize_name(question)} "
+    chosen = [f for f in chosen if fits(kind, attribute=f.attribute, value=f.value) or (kind == "date" and f" {f.value_normalized} " in named)]
     if not chosen:
-        return "", []
+        return "", []  # "when did the app ship?" is not answered by the app's framework; "when did we move to X?" by X's since-date
     if re.match(r"^\s*how\s+(?:many|much)\b", question, re.I) and not any(re.search(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|hundred|thousand)\b", f.value, re.I) for f in chosen):
         return "", []  # "how many plays did the demo get?" is not answered by "the demo is live": no number, no answer from facts
     text = _sentence(chosen, you=you)
@@ -570,6 +574,9 @@ def _answering_span(question: str, sentence: str, item: RecallItem, *, scope: Sc
 
     said = _terms(question) - _GENERIC_TERMS
     team = team_name(scope) if scope is not None else None
+    if expected_kind(question) == "date":  # "when …?": a date said in the sentence, or none (a name is no answer)
+        verb = [w for w in re.findall(r"[a-z]+", question.lower()) if w not in _STOP]
+        return date_span(sentence, item.occurred_at, near={_word(verb[-1])} if verb else set())
     extraction = extract(text=sentence, speaker=item.speaker or "user", occurred_at=item.occurred_at or timezone.now(), team=team)
     candidates = []
     for fact in extraction.facts:

@@ -91,7 +91,7 @@ FUNCTION_SYNONYMS = {
     "issues": "ticket", "issue": "ticket", "oncall": "on_call", "on-call": "on_call", "paging": "on_call",
     "alerting": "on_call", "errors": "error", "dashboards": "dashboard", "docs": "doc", "documentation": "doc",
     "messaging": "chat", "repos": "code", "repository": "code", "repositories": "code", "git": "code",
-    "repo": "code", "designs": "design", "deployments": "deploy", "deploys": "deploy", "monitoring": "dashboard",
+    "repo": "code", "designs": "design", "deployments": "deploy", "deploys": "deploy",
     "alert": "on_call", "alerts": "on_call", "pager": "on_call", "pages": "on_call", "incidents": "on_call",
     "incident": "on_call", "bug": "ticket", "bugs": "ticket", "deployment": "deploy", "deploying": "deploy",
     "orchestrator": "orchestration", "orchestrate": "orchestration", "scheduler": "orchestration",

@@ -350,13 +350,18 @@ def _current_value(*, scope: Scope, new: NewFact) -> str | None:
 
 def _latest_said(*, scope: Scope, subject, speaker: str, value: str) -> Fact | None:
     """"Sorry, I meant Thursday": the fact of `subject` from the speaker's last episode that had
-    one, the one whose value looks like the new one (a day for a day, a number for a number) first."""
+    one, the one whose value looks like the new one (a day for a day, a number for a number) first.
+    An amount corrects only an amount ("scratch that, 6,400" is never a tool's new name): when the
+    last episode holds none, the speaker's latest amount."""
     rows = list(Fact.objects.in_scope(scope).filter(subject=subject, status=FactStatus.ACTIVE, source_episode__speaker=speaker)
                 .exclude(value_normalized=normalize_value(value)).order_by("-source_episode__occurred_at", "-source_episode_id", "-id")[:20])
     if not rows:
         return None
     last = [f for f in rows if f.source_episode_id == rows[0].source_episode_id]
-    return next((f for f in last if _shape(f.value) == _shape(value)), last[0])
+    alike = next((f for f in last if _shape(f.value) == _shape(value)), None)
+    if alike is None and _shape(value) == "number":
+        return next((f for f in rows if _shape(f.value) == "number"), None)
+    return alike or last[0]
 
 
 _WEEKDAY = re.compile(r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b", re.I)

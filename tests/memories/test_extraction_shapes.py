@@ -221,3 +221,22 @@ def test_a_later_correction_supersedes_the_offsite_through_the_memory(cast, comm
     actions, buildkite = rows[("ci_tool", "GitHub Actions")], rows[("ci_tool", "Buildkite")]
     assert (actions.status, buildkite.status, buildkite.supersedes_id) == (FactStatus.SUPERSEDED, FactStatus.ACTIVE, actions.pk)
     assert rows[("ci_tool", "Jenkins")].status == FactStatus.SUPERSEDED
+
+
+@pytest.mark.django_db
+def test_a_bare_amount_corrects_the_speaker_s_latest_amount_never_a_tool(cast, committed):
+    # Fourth pass: "scratch that, 6,400" named no wrong value; the speaker's last episode before it
+    # (by the date it speaks of) held only a tool, which the amount must not replace.
+    from memories.models import Fact, FactStatus
+    from memories.services.ingest import remember
+
+    cast.team_a.name = TEAM
+    cast.team_a.save()
+    for text, day in [("Our storage is on Wasabi.", "2025-04-14"),
+                      ("The Wasabi bill for April was 910 euros. Scratch that, 640, I had the wrong account open.", "2025-05-06")]:
+        with committed():
+            remember(scope=cast.scope_a, text=text, speaker="maya", actor=cast.p_owner,
+                     occurred_at=datetime.fromisoformat(day).replace(hour=12, tzinfo=UTC))
+    active = {(f.attribute, f.value) for f in Fact.objects.in_scope(cast.scope_a).filter(status=FactStatus.ACTIVE)}
+    assert ("storage_tool", "Wasabi") in active
+    assert not any(value == "640" and attribute.endswith("_tool") for attribute, value in active)

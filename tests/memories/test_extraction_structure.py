@@ -353,3 +353,96 @@ def test_a_correction_of_a_thing_said_in_fewer_words_still_gives_its_value():
 @pytest.mark.parametrize("text", ["The pleasure is mine.", "The mistake was mine, sorry.", "That one is mine.", "The fault is all mine."])
 def test_a_feeling_or_a_fault_said_as_mine_is_owned_by_nobody(text):
     assert [f for f in triples(text) if f[1] == "owns"] == []
+
+
+# Fourth pass (issue 24): mechanisms rather than phrasings; the sentences are ours, not a suite's.
+@pytest.mark.parametrize("text, attribute", [
+    ("The spring retreat is in Sintra.", "spring_offsite_place"),
+    ("Our spring retreat will be in Sintra.", "spring_offsite_place"),
+    ("The spring retreat was in Sintra.", "spring_offsite_place"),
+    ("Retrospectives are at the Lantern from now on.", "retro_place"),
+    ("Our retrospectives were held at the Lantern.", "retro_place"),
+])
+def test_a_synonym_of_a_team_thing_names_the_thing_not_a_tool(text, attribute):
+    assert [(a, v.removeprefix("the ")) for _, a, v in triples(text)] == [(attribute, "Sintra" if "Sintra" in text else "Lantern")]
+
+
+@pytest.mark.parametrize("text", [
+    "The autumn offsite for 2027 is in Sintra.",
+    "The autumn offsite for 2027 will be in Sintra, 3 to 5 October.",
+    "Our autumn offsite for 2027 was in Sintra.",
+])
+def test_a_qualifier_names_which_thing_before_the_thing_is_judged(text):
+    assert triples(text) == [("Orbit", "2027_autumn_offsite_place", "Sintra")]
+
+
+@pytest.mark.parametrize("text, place", [
+    ("The hackathon is 3 to 5 March at the Forge in Tartu.", "Forge, Tartu"),
+    ("The summit will be in Tartu, 3-5 March.", "Tartu"),
+    ("The hackathon was from 3 to 5 March 2026 in Tartu.", "Tartu"),
+])
+def test_a_range_of_days_is_no_value_of_the_thing_and_leaves_its_place_readable(text, place):
+    assert [(a.rsplit("_", 1)[-1], v) for _, a, v in triples(text)] == [("place", place)]
+
+
+@pytest.mark.parametrize("text", ["As of this week our CI is on Drone.", "From today our CI is on Drone.", "As of today, our CI runs on Drone."])
+def test_as_of_a_relative_time_dates_the_fact_and_is_not_its_thing(text):
+    assert triples(text) == [("Orbit", "ci_tool", "Drone")]
+
+
+@pytest.mark.parametrize("text, attribute", [
+    ("Our monitoring is Grafana Cloud.", "monitoring_tool"),
+    ("We use Grafana Cloud for monitoring.", "monitoring_tool"),
+    ("Our dashboards are in Grafana Cloud.", "dashboard_tool"),
+])
+def test_monitoring_and_dashboards_are_two_functions(text, attribute):
+    assert triples(text) == [("Orbit", attribute, "Grafana Cloud")]
+
+
+@pytest.mark.parametrize("text, speaker, expected", [
+    ("Bea reports to me.", "maya", ("Bea", "reports_to", "maya")),
+    ("Bea reports to me from today.", "maya", ("Bea", "reports_to", "maya")),
+    ("Bea reported directly to Tomasz.", "maya", ("Bea", "reports_to", "Tomasz")),
+    ("Bea reports straight to Tomasz, not to me.", "maya", ("Bea", "reports_to", "Tomasz")),
+    ("Tomasz is Bea's manager.", "maya", ("Bea", "reports_to", "Tomasz")),
+    ("Tomasz was Bea's boss.", "maya", ("Bea", "reports_to", "Tomasz")),
+])
+def test_a_reporting_line_in_any_tense_with_object_pronouns_and_said_from_the_manager(text, speaker, expected):
+    assert triples(text, speaker=speaker) == [expected]
+
+
+@pytest.mark.parametrize("text, who", [
+    ("Bea takes over payroll from Tomasz as of today.", "Bea"),
+    ("I'm taking over payroll from Tomasz.", "maya"),
+    ("Bea took over payroll from Tomasz.", "Bea"),
+    ("Payroll is looked after by Bea now.", "Bea"),
+    ("Bea looks after payroll.", "Bea"),
+])
+def test_taking_over_and_looking_after_are_ownership_in_every_tense(text, who):
+    assert [(s, a, v.lower()) for s, a, v in triples(text)] == [(who, "owns", "payroll")]
+
+
+@pytest.mark.parametrize("text", [
+    "Basecamp's gone, we've been on Linear since Monday.",
+    "We are on Linear now; Basecamp is switched off.",
+    "We're on Linear now. Basecamp was finally shut down.",
+])
+def test_a_tool_said_gone_beside_the_one_used_now_is_a_switch(text):
+    found = [(f[1], f[2], f[3]) for f in facts(text)]
+    assert ("replaced_value", "Linear", "Basecamp") in found
+
+
+@pytest.mark.parametrize("text", ["The data warehouse is on Redshift for now.", "Our data warehouse was on Redshift.", "Our data warehouse has been on Redshift since May."])
+def test_a_thing_on_a_named_platform_is_its_tool(text):
+    assert triples(text) == [("Orbit", "data_warehouse_tool", "Redshift")]
+
+
+@pytest.mark.parametrize("text", ["We finally moved to Haarlem last weekend.", "We live in Haarlem now.", "We've moved to Haarlem, boxes everywhere.",
+                                  "We are moving to Haarlem next month."])
+def test_a_team_lives_nowhere_so_we_moved_is_the_speaker_s_household(text):
+    assert all(subject == "maya" for subject, attribute, _ in triples(text) if attribute in {"lives_in", "lived_in"})
+    assert ("Orbit", "lives_in") not in [(s, a) for s, a, _ in triples(text)]
+
+
+def test_our_office_is_still_the_team_s_place():
+    assert triples("Our office is in Haarlem.") == [("Orbit", "office_place", "Haarlem")]

@@ -6,12 +6,15 @@ local model gives 140 = 0.805), from 108 = 0.621 before the first pass of issue 
 the second. heldout-c.yaml was written blind before the second pass (81 = 0.485 before it, 87 of 167
 = 0.521 after, the same with the local model) and is a development set since the third pass, which
 studied its failures by class: 156 of 167 here (158 with the local model). The development sets
-heldout-b.yaml and heldout-c.yaml (tuned on) have floors that say only that what was tuned holds:
-heldout-b 68 of 68 since the second pass (53 before). heldout-d.yaml (Bramble, a delivery startup)
-was written blind before the third pass by an engineer who read neither the extractor nor the
-answer code: 114 of 236 here before it (122 = 0.517 with the local model), 120 after (127 = 0.538):
-the third pass lifted its development set heldout-c from 87 to 158 of 167 and the fresh set by 5,
-and heldout-a not at all (140 before and after, local model).
+heldout-b.yaml, heldout-c.yaml and heldout-d.yaml (tuned on) have floors that say only that what was
+tuned holds: heldout-b 68 of 68 since the second pass (53 before). heldout-d.yaml (Bramble, a delivery
+startup) was written blind before the third pass by an engineer who read neither the extractor nor
+the answer code: 114 of 236 here before it (122 = 0.517 with the local model), 120 after (127 =
+0.538): the third pass lifted its development set heldout-c from 87 to 158 of 167 and the fresh set
+by 5, and heldout-a not at all (140 before and after, local model).
+heldout-d is a development set since the fourth pass, which studied its failures by class and
+worked general mechanisms (the kind of answer a question asks for, relative days, synonyms of team
+things, reporting lines and take-overs in every tense): 146 of 236 here (153 with the local model).
 Through recorded model replies: not done (no model is reachable here to record replies for these
 suites' statements)."""
 
@@ -27,10 +30,10 @@ TARGET = 0.90  # the issue's; not reached offline
 
 
 @pytest.mark.parametrize("suite, right, questions", [("heldout-a.yaml", 138, 174), ("heldout-b.yaml", 68, 68), ("heldout-c.yaml", 156, 167),
-                                                        ("heldout-d.yaml", 120, 236)])
+                                                        ("heldout-d.yaml", 146, 236)])
 def test_the_held_out_suites_answer_at_their_floor_offline(cast, suite, right, questions):
     report = run_scenarios(owner=cast.owner, path=SCENARIOS / suite)
     assert report["provider"] == "offline" and report["failed_extractions"] == 0 and report["questions"] == questions
     assert report["right"] >= right, [w["question"] for w in report["wrong"]]
-    if suite not in {"heldout-b.yaml", "heldout-c.yaml"}:  # development sets: tuned on, they measure no target
+    if suite not in {"heldout-b.yaml", "heldout-c.yaml", "heldout-d.yaml"}:  # development sets: tuned on, they measure no target
         assert right / questions < TARGET  # when the target is reached, raise the floor to it

@@ -18,12 +18,14 @@ not Lisbon") marks its facts with the value it corrects (`ExtractedFact.corrects
 """
 
 import logging
+import re
 from datetime import UTC, datetime
 
 from memories.extraction.offline.clauses import normalise, read_sentence, sentences
 from memories.extraction.offline.context import Context
 from memories.extraction.offline.facts import MAX_FACTS, entities_of, episode_importance, facts_deduped
-from memories.extraction.schemas import Extraction
+from memories.extraction.schemas import Extraction, ExtractedFact
+from memories.extraction.vocabulary import REPLACEMENT_ATTRIBUTE
 
 __all__ = ["MAX_FACTS", "extract"]
 
@@ -50,7 +52,7 @@ def extract(*, text: str, speaker: str, occurred_at: datetime, team: str | None 
                 ctx.event_at = dated_before  # "Tomasz is just on call this week": a date in a sentence that states nothing dates nothing
         except Exception:  # one odd sentence must not cost the rest (the raw text is kept anyway)
             log.warning("offline extractor failed on a sentence; skipped", exc_info=True)
-    facts = facts_deduped(ctx.facts)[:MAX_FACTS]
+    facts = _gone_replaced(_household(facts_deduped(ctx.facts)[:MAX_FACTS], ctx), normalise(text or ""))
     return Extraction(
         entities=entities_of(facts, ctx),
         facts=facts,
@@ -58,3 +60,28 @@ def extract(*, text: str, speaker: str, occurred_at: datetime, team: str | None 
         occurred_at=ctx.event_at,
         location=None,
     )
+
+
+# "Jira's gone", "TeamCity is switched off", "React Native is officially dead": a tool said to be gone.
+_GONE = re.compile(r"(?P<old>(?-i:[A-Z])[\w.\-]*(?:\s+(?-i:[A-Z])[\w.\-]*)?)(?:'s|\s+(?:is|was|has been|got|are|were))\s+(?:\w+ly\s+|now\s+|finally\s+)?"
+                   r"(?:gone|dead|switched off|turned off|shut down|retired|decommissioned|deprecated|read-only)\b", re.I)
+
+
+def _gone_replaced(facts: list[ExtractedFact], text: str) -> list[ExtractedFact]:
+    """A tool the team is now on, said with no function, beside another said to be gone ("Jira's
+    gone, we've been on Shortcut since Monday"): a switch from the gone one, so the memory puts
+    the new tool on the old one's attribute (`REPLACEMENT_ATTRIBUTE`) and the old one is history."""
+    gone = [m["old"] for m in _GONE.finditer(text)]
+    if len(gone) != 1:
+        return facts
+    return [f.model_copy(update={"attribute": REPLACEMENT_ATTRIBUTE, "previous_value": gone[0]})
+            if f.attribute == "uses" and f.previous_value is None and f.value.casefold() != gone[0].casefold() else f for f in facts]
+
+
+def _household(facts: list[ExtractedFact], ctx: Context) -> list[ExtractedFact]:
+    """A team lives nowhere: "we finally moved to Utrecht" or "we live in Utrecht now", said in a
+    team's chat, is the speaker's household (a team's place is its office's, `<thing>_place`)."""
+    if not ctx.team:
+        return facts
+    return [f.model_copy(update={"subject": ctx.speaker}) if f.subject == ctx.team and f.attribute in {"lives_in", "lived_in"} else f
+            for f in facts]

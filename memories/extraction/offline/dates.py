@@ -18,6 +18,8 @@ _UNIT = r"(?:days?|weeks?|months?|years?)"
 # Date phrases, most specific first. `since`/`for` phrases say when a state began (valid_from)
 # but not when the episode happened; the others say both.
 _DATE_PATTERNS: list[tuple[str, re.Pattern]] = [
+    # "18 to 20 April", "2-4 December 2025": how long an event lasts, not when the statement's facts began
+    ("range", re.compile(rf"\b(?:from\s+|on\s+)?\d{{1,2}}(?:st|nd|rd|th)?\s*(?:to|-|–|until|till)\s*\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTHS})\b\.?(?:,?\s+\d{{4}})?", re.I)),
     ("iso", re.compile(r"\b(?:on\s+|since\s+|in\s+)?(\d{4}-\d{2}-\d{2})\b", re.I)),
     (
         "dmy",
@@ -34,11 +36,11 @@ _DATE_PATTERNS: list[tuple[str, re.Pattern]] = [
     ("year", re.compile(r"\b(since|from|(?:back\s+)?in|during)\s+((?:19|20)\d{2})\b", re.I)),
     ("ago", re.compile(rf"\b({_NUM}\s+{_UNIT}\s+ago)\b", re.I)),
     ("for", re.compile(rf"\bfor\s+(?:the\s+(?:last|past)\s+)?({_NUM}|\d+)\s+({_UNIT})\b", re.I)),
-    ("last_unit", re.compile(r"\b(last|this|past)\s+(week|weekend|month|year|night|morning|evening|afternoon)\b", re.I)),
+    ("last_unit", re.compile(r"\b(?:(?:as of|from|starting)\s+)?(last|this|past)\s+(week|weekend|month|year|night|morning|evening|afternoon)\b", re.I)),
     ("season", re.compile(r"\b(last|this|in the)\s+(summer|winter|spring|fall|autumn)\b", re.I)),
     ("weekday", re.compile(rf"\b(?:(last|this|on)\s+)({_WEEKDAYS})\b(?!\s+(?:mornings|afternoons|evenings|nights)\b)", re.I)),
     ("month", re.compile(rf"\b(?:(since|from|as of|starting(?: in)?|effective)\s+|(?:back\s+)?in\s+|last\s+)(?:early\s+|late\s+|mid-?\s*)?({_MONTHS})\b(?!\s+\d)", re.I)),
-    ("day", re.compile(r"\b(yesterday|today|tonight|the other day|earlier today)\b", re.I)),
+    ("day", re.compile(r"\b(?:(?:as of|from|starting)\s+)?(yesterday|today|tonight|the other day|earlier today)\b", re.I)),
 ]
 
 
@@ -69,6 +71,8 @@ def _resolve(kind: str, match: re.Match, ctx: Context, present_perfect: bool) ->
     today = now.date()
     groups = [g for g in match.groups()]
     since = bool(groups and isinstance(groups[0], str) and groups[0].lower().split()[0] in {"since", "from", "as", "starting", "effective"})
+    if kind == "range":
+        return None, False
     if kind == "iso":
         return _parse(groups[0], ctx), True
     if kind in {"dmy", "mdy"}:

@@ -22,7 +22,8 @@ from memories.extraction.vocabulary import (
 _FUNCTION = r"(?P<fn>(?:the\s+|our\s+|my\s+)?[\w][\w\-]*(?:\s+[\w][\w\-]*){0,3}?)"
 _NOT_A_FUNCTION = {"my", "his", "her", "their", "your", "family", "kids", "house", "home", "in", "back", "out", "away", "here"}
 _OWN = r"own|owns|owned|maintain|maintains|(?:am |is |are )?taking ownership of|took ownership of|take ownership of|takes ownership of|am responsible for|is responsible for|are responsible for|am in charge of|is in charge of|" \
-       r"are in charge of|took over|have taken over|has taken over|am the owner of|is the owner of|are the owners of"
+       r"are in charge of|took over|have taken over|has taken over|am the owner of|is the owner of|are the owners of|" \
+       r"(?:will |am |is |are )?(?:take|takes|taking) over|(?:will |am |is |are |has been |have been )?(?:look|looks|looking|looked) after"
 _LEAD = r"lead|leads|led|run|runs|ran|head|heads|headed|manage|manages|managed|am the lead of|is the lead of|am the head of|is the head of"
 
 
@@ -61,7 +62,8 @@ def known_function(fn: str) -> bool:
                             or function_key(" ".join(words)) in _KNOWN_KEYS | _PHRASE_KEYS)
 
 
-_PHRASE_KEYS = frozenset(FUNCTION_PHRASES.values()) | frozenset(FUNCTION_SYNONYMS.values())
+# A synonym of a team thing ("retreat" is offsite, "HQ" office) names the thing, not a function a tool serves.
+_PHRASE_KEYS = (frozenset(FUNCTION_PHRASES.values()) | frozenset(FUNCTION_SYNONYMS.values())) - TEAM_THINGS
 
 
 def topic_function(topic: str | None) -> str | None:
@@ -192,6 +194,7 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
     # "owns the billing service", "leads the platform team", "took over billing"
     if m := re.match(rf"^(?P<verb>{_OWN}|{_LEAD})\s+(?P<what>.+)$", t, re.I):
         what = re.sub(r"^(?:the|our)\s+", "", cut_value(m["what"]), flags=re.I).strip()
+        what = re.sub(r"\s+(?:from|once|when|until|while)\s.*$", "", what, flags=re.I)  # "takes over billing from Wiktor": the old holder is no part of it
         if not what or len(what.split()) > 5 or what.split()[0].lower() in {"a", "an", "my", "it", "this", "that", "to", "into", "out"}:
             return False
         verb = m["verb"].lower()
@@ -331,10 +334,22 @@ def owner_said(text: str, clause: Clause, ctx: Context) -> bool:
 
 
 def _reports_to(t: str, subject: str, clause: Clause, ctx: Context, confidence: float) -> bool:
-    """"report to Tomasz"."""
-    if m := re.match(rf"^(?:report|reports|am reporting|is reporting|are reporting)\s+(?:directly\s+)?to\s+(?P<who>{NAME}(?:\s+{NAME})?)", t, re.I):
-        fact_add(ctx, clause, subject, "reports_to", m["who"], obj=m["who"], obj_kind="person", confidence=confidence)
-        ctx.subject_kinds.setdefault(m["who"], "person")
+    """"reports to Tomasz" in any tense, with an adverb ("reports straight to", "will now report to")
+    and an object pronoun ("Felix reports to me": the speaker; "to him": the person last named);
+    "is Felix's manager" said of the manager: Felix reports to the subject. What follows the
+    manager ("from today", "for now", ", not to me") is no part of the fact."""
+    m = re.match(rf"^(?:(?:will|now|still|also|then)\s+)*(?:report|reports|reported|am reporting|is reporting|are reporting|has reported|have reported)\s+"
+                 rf"(?:(?:straight|directly|now|still|only|also)\s+)?to\s+(?P<who>me|him|her|{NAME}(?:\s+{NAME})?)\b", t, re.I)
+    if m:
+        who = {"me": ctx.speaker, "him": ctx.last_third_person, "her": ctx.last_third_person}.get(m["who"].lower(), m["who"])
+        if not who or who.casefold() == subject.casefold():
+            return False
+        fact_add(ctx, clause, subject, "reports_to", who, obj=who, obj_kind="person", confidence=confidence)
+        ctx.subject_kinds.setdefault(who, "person")
+        return True
+    if (m := re.match(rf"^(?:is|was|has been|will be)\s+(?:now\s+)?(?P<whose>{NAME})'s\s+(?:line\s+)?(?:manager|boss)$", t)) and subject[:1].isupper():
+        fact_add(ctx, clause, m["whose"], "reports_to", subject, obj=subject, obj_kind="person", confidence=confidence)
+        ctx.subject_kinds.setdefault(m["whose"], "person")
         return True
     return False
 
@@ -400,6 +415,19 @@ def singular(word: str) -> str:
     return word
 
 
+_FIRST_VERB = re.compile(r"\s(?:is|are|was|were|will|would|has|have|had|moves?|moved|happens?|happened|takes?|took|runs?|ran|starts?|started|stays?)\b", re.I)
+
+
+def _thing_named(rest: str) -> str:
+    """The thing a statement is about in the team's one word for it: a synonym of a team thing in
+    the words before the verb is that thing ("the winter retreat is in Ljubljana" is the winter
+    offsite, "retrospectives are at Café Hopper" retros), so every spelling lands on one attribute."""
+    verb = _FIRST_VERB.search(f" {rest}")
+    head, tail = (rest[: verb.start()], rest[verb.start():]) if verb else ("", rest)
+    words = [FUNCTION_SYNONYMS.get(w.lower(), w) if FUNCTION_SYNONYMS.get(w.lower()) in TEAM_THINGS else w for w in head.split(" ")]
+    return " ".join(words) + tail if head else rest
+
+
 def _thing_said(rest: str) -> str:
     """A team thing as its attribute names it: "weekly demo" is "demo", "demos" "demo", and
     "happens / takes place / is held in" is "is in"."""
@@ -438,7 +466,7 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
     Tomasz" → Tomasz leads on-call; "the budget is 40,000 euros" → budget."""
     if not ctx.team:
         return False
-    rest = " ".join(rest.split())
+    rest = _thing_named(" ".join(rest.split()))
     recurring_said, happens = bool(_HOW_OFTEN.match(rest)), bool(_HAPPENS.match(_HOW_OFTEN.sub("", rest)))
     rest = _thing_said(rest)
     # "our CI changed from Jenkins to GitHub Actions", "the offsite moved from Lisbon to Porto": a switch said of the thing
@@ -514,20 +542,22 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
         ctx.last_thing = what.split()[-1]
     if re.match(r"(?:mine|yours|his|hers|ours|theirs)\b", value, re.I):
         return False  # "the billing service was mine until March": an owner, not a value of the thing
+    first_said = words[0] if words else ""  # "the Snowflake bill for April": judged by "Snowflake", not "April"
+    if qualifier := re.match(r"^(?P<head>.+?)\s+(?:for|of|in)\s+(?P<q>(?:19|20)\d\d|q[1-4](?:\s+\d{4})?|h[12]|v?\d+(?:\.\d+)+|(?:the\s+)?[a-z][\w\-]*(?:\s+[a-z][\w\-]*)?)$", what, re.I):
+        # "the marketing budget for 2026", "code freeze for early access": the qualifier names which one (and the
+        # thing is what it qualifies: "the summer offsite for 2026" is an offsite)
+        if not re.match(r"(?:the|a|an|my|our|his|her)$", re.sub(r"^the\s+", "", qualifier["q"], flags=re.I).split()[0], re.I):
+            which = re.sub(r"^the\s+", "", qualifier["q"], flags=re.I)
+            what = f"{which} {qualifier['head']}"
+            words, thing = what.lower().split(), snake_case(what)
     team_thing = bool(words) and (words[-1] in TEAM_THINGS or known_function(what) or recurring_said or happens)
-    if the and not team_thing and not (_strong_value(value) and words[0] not in NOT_NAMES | {"it", "they", "he", "she"}
-                                       and not re.search(r"'s$", words[0]) and len(words) <= 5
+    if the and not team_thing and not (_strong_value(value) and first_said not in NOT_NAMES | {"it", "they", "he", "she"}
+                                       and not re.search(r"'s$", first_said) and len(words) <= 5
                                        and (len(words) >= 2 or re.match(r"[$€£]?\d", value) or clause.corrects)):
         # "the kids are great", "the coffee is Lavazza": a thing of the team only when its value is a name, a number,
         # a date or a place, and (for a name) the thing is said in more than one word ("the minimum Android version")
         # or the sentence corrects one ("the minimum is Android 10, not Android 9": the held value's attribute)
         return False
-    if qualifier := re.match(r"^(?P<head>.+?)\s+(?:for|of|in)\s+(?P<q>(?:19|20)\d\d|q[1-4](?:\s+\d{4})?|h[12]|v?\d+(?:\.\d+)+|(?:the\s+)?[a-z][\w\-]*(?:\s+[a-z][\w\-]*)?)$", what, re.I):
-        # "the marketing budget for 2026", "code freeze for early access": the qualifier names which one
-        if not re.match(r"(?:the|a|an|my|our|his|her)$", re.sub(r"^the\s+", "", qualifier["q"], flags=re.I).split()[0], re.I):
-            which = re.sub(r"^the\s+", "", qualifier["q"], flags=re.I)
-            what = f"{which} {qualifier['head']}"
-            words, thing = what.lower().split(), snake_case(what)
     if known_function(what) and words[-1] not in TEAM_THINGS and (on := re.match(r"^(?:on|in|at|with)\s+(?P<tool>.+)$", value, re.I)):
         tool = _tool(on["tool"], clause)  # "the wiki is on Confluence", "the web launcher code is on GitLab"
         if tool and tool[:1].isupper() and tool.split()[0].lower() not in NOT_NAMES:
@@ -569,6 +599,10 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
     else:
         attribute = None
     named = proper_name(cut_value(value), clause) if value[:1].isalpha() else None  # "40,000 euros" is no name
+    if named is None and (on := re.match(r"^(?:on|with|using|via)\s+(?P<tool>.+)$", value, re.I)):
+        tool = _tool(on["tool"], clause)  # "the data warehouse is on Redshift for now": a platform the thing is on
+        if tool and tool[:1].isupper() and tool.split()[0].lower() not in NOT_NAMES and _day(tool, ctx.occurred_at) is None:
+            named, attribute = tool, tool_attribute(what)
     if attribute is None:
         attribute = tool_attribute(what) if named and named[:1].isupper() and (known_function(what) or not the) else canonical_attribute(thing)
     if attribute == "uses":

@@ -1,0 +1,127 @@
+"""What kind of value a question asks for, and the words of a sentence that are one.
+
+A question's first words say the kind of its answer: "when / on what date / what were the dates"
+a date, "where" a place, "who" a person. The answer path uses the kind twice: a fact whose value is
+of another kind does not answer ("when did the app ship?" is not answered by the app's framework),
+and when no fact answers, the span quoted from the evidence must be of that kind (`date_span`: a
+date said in the sentence, a relative one — "next Monday", "yesterday", "since Monday", "on
+Thursday night" — resolved against the day the sentence was said).
+"""
+
+import calendar
+import re
+from datetime import datetime, timedelta
+
+_MONTHS = "|".join(sorted((m.lower() for m in list(calendar.month_name)[1:] + list(calendar.month_abbr)[1:] if m), key=len, reverse=True))
+_WEEKDAYS = [d.lower() for d in calendar.day_name]
+_WEEKDAY = "|".join(_WEEKDAYS)
+
+_ASKS_DATE = re.compile(r"^\s*(?:since\s+when|by\s+when|until\s+when|when\b(?!\s+(?:do|does|is|are)\s+\w+\s+(?:usually|normally)\b)|"
+                        r"(?:on\s+|by\s+)?(?:what|which)\b[\w\s'’]*?\bdates?\b)", re.I)  # "what was Felix's start date?", "what were the dates of …?"
+_ASKS_PLACE = re.compile(r"^\s*(?:where\b|(?:in\s+)?which\s+(?:city|town|country|venue|room|office)\b)", re.I)
+_ASKS_PERSON = re.compile(r"^\s*(?:who|whom)(?:'s|\s)", re.I)
+
+# A date said in a sentence, most specific first; each is kept as said except the relative ones.
+_SAID_DATES = [
+    re.compile(rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s*(?:to|-|–|until|till)\s*\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTHS})\b(?:,?\s+\d{{4}})?", re.I),
+    re.compile(rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTHS})\b(?:,?\s+\d{{4}})?", re.I),
+    re.compile(rf"\b(?:{_MONTHS})\s+\d{{1,2}}(?:st|nd|rd|th)?\b(?:,?\s+\d{{4}})?", re.I),
+    re.compile(rf"\b(?:{_MONTHS})\s+\d{{4}}\b", re.I),
+]
+_RELATIVE = re.compile(rf"\b(?P<which>next|last|this|on|since|from|by|until)?\s*(?P<day>{_WEEKDAY}|yesterday|today|tonight|tomorrow)\b(?!s\b)", re.I)
+_RECURRING = re.compile(rf"\b(?:every(?:\s+other)?\s+(?:{_WEEKDAY})|(?:on\s+)?(?:{_WEEKDAY})s(?:\s+(?:mornings?|afternoons?|evenings?|nights?))?)\b", re.I)
+_PAST = re.compile(r"\b(?:was|were|went|had|did|got|been|since|ago|last|yesterday)\b|\b\w{3,}ed\b", re.I)
+_MONTH_ONLY = re.compile(rf"\b(?:in|since|from|by|until|end of|start of)\s+(?:(?:early|mid|late)\s+)?(?:{_MONTHS})\b", re.I)
+
+
+def expected_kind(question: str) -> str | None:
+    """"date", "place" or "person", when the question's first words say so; else None."""
+    if _ASKS_DATE.match(question):
+        return "date"
+    if _ASKS_PLACE.match(question):
+        return "place"
+    if _ASKS_PERSON.match(question):
+        return "person"
+    return None
+
+
+def holds_date(value: str) -> bool:
+    """True when a value says a day, a month, a year, a weekday or a time of day."""
+    return bool(re.search(rf"\b(?:{_MONTHS}|{_WEEKDAY})s?\b|\b(?:19|20)\d\d\b|\b\d{{1,2}}[:.]\d{{2}}\b|\b\d{{1,2}}\s*(?:am|pm)\b|"
+                          r"\b(?:daily|weekly|fortnightly|monthly|quarterly|yearly|annually)\b|\b\d{1,2}(?:st|nd|rd|th)\b", value, re.I))
+
+
+def fits(kind: str | None, *, attribute: str, value: str) -> bool:
+    """Whether a fact can answer a question asking for `kind`: a date question wants a value that
+    says a date (or an attribute of one: `_date`, `_schedule`, `_time`); a place question no date; a
+    person question no tool, place or date."""
+    if kind == "date":
+        return attribute.endswith(("_date", "_dates", "_schedule", "_time", "_deadline")) or holds_date(value)
+    if kind == "place":
+        return not attribute.endswith(("_date", "_dates", "_schedule", "_time")) and not re.fullmatch(r"[\d\s:.]+", value.strip())
+    if kind == "person":
+        return not attribute.endswith(("_tool", "_place", "_date", "_dates", "_schedule", "_time")) and attribute != "uses"
+    return True
+
+
+def date_span(sentence: str, said_at: datetime | None, *, near: set[str] = frozenset()) -> str:
+    """The date a sentence says, as the answer to "when": an explicit one as said ("13 to 17
+    October", "1 March", "June 2025"); a relative day resolved against when it was said ("next
+    Monday" said on Wednesday 22 May 2024 → "27 May 2024"; "went live yesterday" → the day before;
+    "on Thursday night" → the coming Thursday, or the last one when the sentence speaks of the
+    past); a recurring day as said ("every other Friday"). Never one said as the wrong or old value
+    ("not 3 January"). Of several, the first after a word of `near` (the question's own words:
+    "when does the freeze start?" takes the date after "starts"), else the first; "" when none."""
+    found = _dates_in(sentence, said_at)
+    if not found:
+        return ""
+    lowered = sentence.lower()
+    anchors = [m.end() for w in near if len(w) >= 3 for m in re.finditer(rf"\b{re.escape(w)}\w*", lowered)]
+    if anchors:
+        after = [(at, text) for at, text in found if at >= min(anchors)]
+        if after:
+            return after[0][1]
+    return found[0][1]
+
+
+def _dates_in(sentence: str, said_at: datetime | None) -> list[tuple[int, str]]:
+    """Every date phrase of a sentence as (where it starts, the answer's words), in order."""
+    taken: list[tuple[int, int, str]] = []
+
+    def add(match: re.Match, text: str) -> None:
+        if any(a < match.end() and match.start() < b for a, b, _ in taken):
+            return  # inside a longer phrase already taken ("13 to 17 October" holds "17 October")
+        if re.search(r"\b(?:not|instead of|from)\s+$", sentence[: match.start()], re.I):
+            return  # "6 January, not 3 January": the wrong value; "from 12 May to 9 June": the old one
+        taken.append((match.start(), match.end(), text))
+
+    for pattern in _SAID_DATES:
+        for match in pattern.finditer(sentence):
+            add(match, match[0].strip(" ,."))
+    for match in _RECURRING.finditer(sentence):
+        add(match, match[0].strip())
+    if said_at is not None:
+        past = bool(_PAST.search(sentence))
+        for match in _RELATIVE.finditer(sentence):
+            add(match, _day_said(_relative_day(match["which"], match["day"], said_at, past=past)))
+    for match in _MONTH_ONLY.finditer(sentence):
+        add(match, match[0].strip())
+    return [(start, text) for start, _, text in sorted(taken)]
+
+
+def _relative_day(which: str | None, day: str, said_at: datetime, *, past: bool) -> datetime:
+    which, day = (which or "").lower(), day.lower()
+    if day in {"today", "tonight"}:
+        return said_at
+    if day in {"yesterday", "tomorrow"}:
+        return said_at + timedelta(days=-1 if day == "yesterday" else 1)
+    ahead = (_WEEKDAYS.index(day) - said_at.weekday()) % 7
+    if which == "next":
+        return said_at + timedelta(days=ahead or 7)
+    if which in {"last", "since"} or (past and which not in {"this", "by", "until"}):
+        return said_at - timedelta(days=(7 - ahead) % 7 or 7)
+    return said_at + timedelta(days=ahead)
+
+
+def _day_said(moment: datetime) -> str:
+    return f"{moment.day} {calendar.month_name[moment.month]} {moment.year}"
