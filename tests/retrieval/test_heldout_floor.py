@@ -1,9 +1,9 @@
 """The held-out answers floors (issue 24, point 3), answered offline, each suite written blind before
 the extraction and answer change it measures and never tuned on; the issue's target is 90 %, and
 these assert the floors reached, so that a change that loses held-out answers fails here.
-heldout-a.yaml: 138 of 174 here (the tests' hash embedder; `memoryweb eval scenarios` with the
-local model gives 140 = 0.805), from 108 = 0.621 before the first pass of issue 24 and 124 before
-the second. heldout-c.yaml was written blind before the second pass (81 = 0.485 before it, 87 of 167
+heldout-a.yaml: 143 of 174 here (the tests' hash embedder; `memoryweb eval scenarios` with the
+local model gives 144 = 0.828), from 108 = 0.621 before the first pass of issue 24, 124 before
+the second and 140 before the fourth (local model). heldout-c.yaml was written blind before the second pass (81 = 0.485 before it, 87 of 167
 = 0.521 after, the same with the local model) and is a development set since the third pass, which
 studied its failures by class: 156 of 167 here (158 with the local model). The development sets
 heldout-b.yaml, heldout-c.yaml and heldout-d.yaml (tuned on) have floors that say only that what was
@@ -15,6 +15,9 @@ by 5, and heldout-a not at all (140 before and after, local model).
 heldout-d is a development set since the fourth pass, which studied its failures by class and
 worked general mechanisms (the kind of answer a question asks for, relative days, synonyms of team
 things, reporting lines and take-overs in every tense): 146 of 236 here (153 with the local model).
+heldout-e.yaml (Tamarind, a hospital's clinical systems team, 254 questions) was written blind
+before the fourth pass by an engineer who read neither the code, the tests nor the other sets: 124
+of 254 here before it (136 = 0.535 with the local model), 134 after (146 = 0.575).
 Through recorded model replies: not done (no model is reachable here to record replies for these
 suites' statements)."""
 
@@ -29,8 +32,8 @@ SCENARIOS = Path(__file__).parents[2] / "retrieval" / "scenarios"
 TARGET = 0.90  # the issue's; not reached offline
 
 
-@pytest.mark.parametrize("suite, right, questions", [("heldout-a.yaml", 138, 174), ("heldout-b.yaml", 68, 68), ("heldout-c.yaml", 156, 167),
-                                                        ("heldout-d.yaml", 146, 236)])
+@pytest.mark.parametrize("suite, right, questions", [("heldout-a.yaml", 143, 174), ("heldout-b.yaml", 68, 68), ("heldout-c.yaml", 156, 167),
+                                                        ("heldout-d.yaml", 146, 236), ("heldout-e.yaml", 134, 254)])
 def test_the_held_out_suites_answer_at_their_floor_offline(cast, suite, right, questions):
     report = run_scenarios(owner=cast.owner, path=SCENARIOS / suite)
     assert report["provider"] == "offline" and report["failed_extractions"] == 0 and report["questions"] == questions
