@@ -173,21 +173,10 @@ def _maxscore_read(
     the postings of every cell, or (`probe`) from their tsvectors; per collection, in score order,
     the first `limit` that pass `doc_filter`: collection → (document, target, score)."""
     count = len(weights.lexemes)
-    spoken = "CASE WHEN bool_or(p.speaker = %(speaker)s) THEN 1 + %(boost)s ELSE 1 END" if speaker else "1"
     if probe:
-        spoken_doc = "CASE WHEN d.speaker = %(speaker)s THEN 1 + %(boost)s ELSE 1 END" if speaker else "1"
-        scored = f"""
-            SELECT s.document_id, s.ci, (
-                SELECT sum((%(idfs)s::float8[])[(s.ci - 1) * %(lexeme_count)s + array_position(%(lexemes)s::text[], u.lexeme)]
-                           * cardinality(u.positions) / (cardinality(u.positions) + (%(k_const)s::float8[])[s.ci]
-                           + (%(k_length)s::float8[])[s.ci] * d.length) ORDER BY u.lexeme) * {spoken_doc}
-                FROM retrieval_searchdocument d CROSS JOIN LATERAL unnest(d.tsv) u
-                WHERE d.id = s.document_id AND u.lexeme = ANY(%(lexemes)s::text[])
-                GROUP BY d.speaker
-            ) AS score
-            FROM sel s
-        """
+        scored = f"SELECT s.document_id, s.ci, {_tsv_score('s', speaker)} AS score FROM sel s"
     else:
+        spoken = "CASE WHEN bool_or(p.speaker = %(speaker)s) THEN 1 + %(boost)s ELSE 1 END" if speaker else "1"
         scored = f"""
             SELECT p.document_id, min(q.ci) AS ci, sum(q.w * p.tf / (p.tf + q.kc + q.kl * p.length) ORDER BY q.lexeme) * {spoken} AS score
             FROM unnest(%(a_ci)s::int[], %(a_collection)s::text[], %(a_lexeme)s::text[], %(a_w)s::float8[], %(a_kc)s::float8[],
@@ -251,7 +240,6 @@ def _first_read(
     the collection best first; their documents scored exactly from their tsvectors (as the
     exhaustive ranking scores them); per collection the best `exact` scores among those that pass
     `doc_filter`, best first."""
-    spoken = "CASE WHEN d.speaker = %(speaker)s THEN 1 + %(boost)s ELSE 1 END" if speaker else "1"
     sql = f"""
         WITH found AS MATERIALIZED (
             SELECT h.document_id, min(q.ci) AS ci
@@ -264,14 +252,7 @@ def _first_read(
             ) h
             GROUP BY h.document_id
         ), scored AS MATERIALIZED (
-            SELECT f.document_id, f.ci, (
-                SELECT sum((%(idfs)s::float8[])[(f.ci - 1) * %(lexeme_count)s + array_position(%(lexemes)s::text[], u.lexeme)]
-                           * cardinality(u.positions) / (cardinality(u.positions) + (%(k_const)s::float8[])[f.ci]
-                           + (%(k_length)s::float8[])[f.ci] * d.length) ORDER BY u.lexeme) * {spoken}
-                FROM retrieval_searchdocument d CROSS JOIN LATERAL unnest(d.tsv) u
-                WHERE d.id = f.document_id AND u.lexeme = ANY(%(lexemes)s::text[])
-                GROUP BY d.speaker
-            ) AS score
+            SELECT f.document_id, f.ci, {_tsv_score('f', speaker)} AS score
             FROM found f
         )
         SELECT c.collection, top.score
@@ -310,3 +291,18 @@ def bm25_exact(
         scope=scope, lexemes=lexemes, collections=collections, limit=limit, doc_filter=doc_filter, params=params,
         speaker=speaker, posting_filter=posting_filter, selecting=list(lexemes),
     )
+
+
+def _tsv_score(row: str, speaker: str) -> str:
+    """SQL for the BM25 score of the document `row`.document_id (collection index `row`.ci) read
+    from its tsvector: the question's lexemes' tf as positions, their terms added in the order of
+    the index (by lexeme), as the exhaustive ranking adds them, times the speaker boost."""
+    spoken = "CASE WHEN d.speaker = %(speaker)s THEN 1 + %(boost)s ELSE 1 END" if speaker else "1"
+    return f"""(
+        SELECT sum((%(idfs)s::float8[])[({row}.ci - 1) * %(lexeme_count)s + array_position(%(lexemes)s::text[], u.lexeme)]
+                   * cardinality(u.positions) / (cardinality(u.positions) + (%(k_const)s::float8[])[{row}.ci]
+                   + (%(k_length)s::float8[])[{row}.ci] * d.length) ORDER BY u.lexeme) * {spoken}
+        FROM retrieval_searchdocument d CROSS JOIN LATERAL unnest(d.tsv) u
+        WHERE d.id = {row}.document_id AND u.lexeme = ANY(%(lexemes)s::text[])
+        GROUP BY d.speaker
+    )"""
