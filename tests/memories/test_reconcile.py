@@ -176,3 +176,13 @@ def test_the_database_refuses_an_ended_fact_without_valid_to_and_a_backwards_int
         Fact.objects.create(**base, valid_from=at(2024, 5), valid_to=at(2024, 1), status="retracted")
     with pytest.raises(IntegrityError, match="memories_fact_status_valid"), transaction.atomic():
         Fact.objects.create(**base, status="deleted", valid_to=at(2024, 1))
+
+
+@pytest.mark.xfail(strict=True, reason="known bug: a move back said while the value is current is kept as support only, "
+                   "so a move dated between the two, told later, becomes the current value")
+def test_a_move_back_told_before_the_move_between_stays_the_current_value(cast, ankesh):
+    # Oslo in February, Madrid in March, Oslo again in April: told Oslo, Oslo (April), then Madrid.
+    _apply(cast, _fact(ankesh, "lives_in", "Oslo", at(2024, 2)))
+    _apply(cast, _fact(ankesh, "lives_in", "Oslo", at(2024, 4)))  # the value held now: support, no new fact
+    _apply(cast, _fact(ankesh, "lives_in", "Madrid", at(2024, 3)))
+    assert _active(ankesh, "lives_in") == ["Oslo"]

@@ -294,8 +294,12 @@ def test_vector_search_finds_the_nearest_documents_of_the_scope_by_either_path(c
         for scope in (cast.scope_a, cast.scope_b)
     }
     ranked = {pk: [SearchDocument.objects.get(collection="episode", target_id=h.target_id, scope_id=pk).text for h in hits] for pk, hits in found.items()}
-    assert ranked[cast.scope_a.pk] == ranked[cast.scope_b.pk]
+    # The two ferret notes first in each scope. The third place is one of the two unrelated notes,
+    # nearly as far as each other: an approximate scan (iterative, relaxed order) may return either.
+    assert ranked[cast.scope_a.pk][:2] == ranked[cast.scope_b.pk][:2]
     assert {t.split(": ", 1)[-1] for t in ranked[cast.scope_a.pk][:2]} == {texts[0], texts[1]}
+    for pk in (cast.scope_a.pk, cast.scope_b.pk):
+        assert ranked[pk][2].split(": ", 1)[-1] in texts[2:]
     similarities = [h.similarity for h in found[cast.scope_a.pk]]
     assert similarities == sorted(similarities, reverse=True) and len(similarities) == 3
     # Each scope's hits are its own documents.
