@@ -3,30 +3,21 @@
 turns (RETRIEVAL_SPEAKER_LISTS), and RM3-style lexical feedback (RETRIEVAL_LEXICAL_FEEDBACK). Speaker lists for conjectures
 ("Would Caroline …?") held and are on; the rest are off."""
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import pytest
 
 from memories.models import Turn
-from memories.services.ingest import ingest_session
 from retrieval.cv import ALTERNATIVES, FUSION_SETTINGS, RULES_OFF, _list_stage
 from retrieval.embedder import scope_embedder
-from retrieval.indexing import index_pending
 from retrieval.models import Collection
 from retrieval.search import recall_evidence
 from retrieval.search.candidates import feedback_terms
 from retrieval.search.question import asks_conjecture, question_read, speakers_named
 from retrieval.vector import speaker_vector_candidates
+from tests.retrieval.test_head_rules import _session
 
 NOW = datetime(2024, 8, 1, tzinfo=UTC)
-
-
-def _session(scope, actor, said: list[tuple[str, str]]) -> None:
-    start = datetime(2024, 5, 1, 9, tzinfo=UTC)
-    messages = [{"id": f"t{i}", "speaker": speaker, "text": text, "occurred_at": start + timedelta(minutes=i)}
-                for i, (speaker, text) in enumerate(said)]
-    ingest_session(scope=scope, session_id="s1", messages=messages, actor=actor, enqueue=False)
-    index_pending(scope=scope)
 
 
 def _why(scope, query: str, k: int = 10) -> dict[str, list[str]]:
