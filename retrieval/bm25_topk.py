@@ -33,7 +33,7 @@ from django.conf import settings
 from django.db import connection
 
 from memories.models import Scope
-from retrieval.fulltext import Hit, _Weights, bm25_candidates, bm25_weights
+from retrieval.fulltext import Hit, _Weights, bm25_candidates, bm25_weights, scored_top
 
 EXACT_TOP = 10
 
@@ -198,16 +198,7 @@ def _maxscore_read(
             ) p
             GROUP BY p.document_id
         ), scored AS MATERIALIZED ({scored})
-        SELECT c.collection, top.document_id, top.target_id, top.score
-        FROM unnest(%(collections)s::text[]) WITH ORDINALITY AS c(collection, ci)
-        CROSS JOIN LATERAL (
-            SELECT s.document_id, d.target_id, s.score
-            FROM (SELECT document_id, score FROM scored WHERE scored.ci = c.ci ORDER BY score DESC, document_id) s
-            CROSS JOIN LATERAL (
-                SELECT target_id FROM retrieval_searchdocument WHERE retrieval_searchdocument.id = s.document_id {doc_filter}
-            ) d
-            LIMIT %(limit)s
-        ) top
+        {scored_top(doc_filter)}
     """
     # A document's terms are added in the order of the index (by lexeme), as the exhaustive ranking
     # adds them, so that equal scores stay equal and ties go by document id there and here.
@@ -255,16 +246,7 @@ def _first_read(
             SELECT f.document_id, f.ci, {_tsv_score('f', speaker)} AS score
             FROM found f
         )
-        SELECT c.collection, top.score
-        FROM unnest(%(collections)s::text[]) WITH ORDINALITY AS c(collection, ci)
-        CROSS JOIN LATERAL (
-            SELECT s.score
-            FROM (SELECT document_id, score FROM scored WHERE scored.ci = c.ci ORDER BY score DESC, document_id) s
-            CROSS JOIN LATERAL (
-                SELECT 1 FROM retrieval_searchdocument WHERE retrieval_searchdocument.id = s.document_id {doc_filter}
-            ) d
-            LIMIT %(exact)s
-        ) top
+        {scored_top(doc_filter, limit="%(exact)s")}
     """
     named = {
         "scope": scope.pk, "collections": weights.collections, "lexemes": weights.lexemes, "idfs": weights.idfs,
@@ -277,7 +259,7 @@ def _first_read(
     out: dict[str, list[float]] = {}
     with connection.cursor() as cursor:
         cursor.execute(sql, named)
-        for collection, score in cursor.fetchall():
+        for collection, _, _, score in cursor.fetchall():
             out.setdefault(collection, []).append(float(score))
     return out
 

@@ -146,10 +146,9 @@ def bm25_candidates(
         )
     boost = " * CASE WHEN bool_or(q.speaker = %(speaker)s) THEN 1 + %(boost)s ELSE 1 END" if speaker else ""
     # Every matched document is scored from its postings alone (the speaker boost included), then
-    # documents are read in score order, per collection, until `limit` pass `doc_filter`: the
-    # filter (fact status, time window) costs a visit per document, so it is paid for the few
-    # documents that make the list, not for every document that shares a word with the query.
-    # The LATERAL join runs as a nested loop over the sorted scores, which keeps their order.
+    # documents are read in score order, per collection, until `limit` pass `doc_filter`
+    # (`scored_top`): the filter is paid for the few documents that make the list, not for every
+    # document that shares a word with the query.
     sql = f"""
         WITH scored AS MATERIALIZED (
             SELECT q.document_id, min(q.ci) AS ci,
@@ -164,16 +163,7 @@ def bm25_candidates(
             ) q
             GROUP BY q.document_id
         )
-        SELECT c.collection, top.target_id, top.score
-        FROM unnest(%(collections)s::text[]) WITH ORDINALITY AS c(collection, ci)
-        CROSS JOIN LATERAL (
-            SELECT d.target_id, s.score
-            FROM (SELECT document_id, score FROM scored WHERE scored.ci = c.ci ORDER BY score DESC, document_id) s
-            CROSS JOIN LATERAL (
-                SELECT target_id FROM retrieval_searchdocument WHERE retrieval_searchdocument.id = s.document_id {doc_filter}
-            ) d
-            LIMIT %(limit)s
-        ) top
+        {scored_top(doc_filter)}
     """
     named = {
         "scope": scope.pk, "collections": weights.collections, "lexemes": weights.lexemes, "selecting": chosen,
@@ -186,11 +176,31 @@ def bm25_candidates(
     out: dict[str, list[Hit]] = {}
     with connection.cursor() as cursor:
         cursor.execute(sql, named)
-        for collection, target_id, score in cursor.fetchall():
+        for collection, _, target_id, score in cursor.fetchall():
             out.setdefault(collection, []).append(Hit(collection, target_id, float(score)))
     for hits in out.values():
         hits.sort(key=lambda hit: -hit.score)  # stable: equal scores keep the query's order
     return out
+
+
+def scored_top(doc_filter: str, limit: str = "%(limit)s") -> str:
+    """SQL after a CTE `scored` (document_id, ci, score): per collection of `%(collections)s` (ci its
+    position), the documents best first (ties by id), the first `limit` that pass `doc_filter` (a
+    condition on `retrieval_searchdocument`): rows (collection, document_id, target_id, score). The
+    filter costs a visit per document, so it is paid for the few documents that make the list; the
+    LATERAL join runs as a nested loop over the sorted scores, which keeps their order."""
+    return f"""
+        SELECT c.collection, top.document_id, top.target_id, top.score
+        FROM unnest(%(collections)s::text[]) WITH ORDINALITY AS c(collection, ci)
+        CROSS JOIN LATERAL (
+            SELECT s.document_id, d.target_id, s.score
+            FROM (SELECT document_id, score FROM scored WHERE scored.ci = c.ci ORDER BY score DESC, document_id) s
+            CROSS JOIN LATERAL (
+                SELECT target_id FROM retrieval_searchdocument WHERE retrieval_searchdocument.id = s.document_id {doc_filter}
+            ) d
+            LIMIT {limit}
+        ) top
+    """
 
 
 # How many of the newest un-indexed rows per table are matched on their raw text: the
