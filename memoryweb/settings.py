@@ -410,6 +410,9 @@ RETRIEVAL_EF_SEARCH = env_int("RETRIEVAL_EF_SEARCH", 100, minimum=1)
 RETRIEVAL_EXACT_BELOW = env_int("RETRIEVAL_EXACT_BELOW", 5000, minimum=0)
 # A scope with at least this many vectors gets HNSW graphs of its own (memories/services/vectors.py); 0: never.
 RETRIEVAL_SCOPE_GRAPH_AT = env_int("RETRIEVAL_SCOPE_GRAPH_AT", 50_000, minimum=0)
+# maintenance_work_mem (MB) for building a scope's graph: about 2 KB per 384-dimension vector
+# keeps the build in memory (a million vectors: 2,500); below that pgvector builds many times slower.
+RETRIEVAL_GRAPH_BUILD_MB = env_int("RETRIEVAL_GRAPH_BUILD_MB", 1024, minimum=64)
 # BM25 scores of what the one speaker a question names said are multiplied by 1 + this.
 RETRIEVAL_SPEAKER_BOOST = env_float("RETRIEVAL_SPEAKER_BOOST", 0.5)
 # "Caroline's kids" names the speaker Caroline for the boost above (off: only the whole word does).

@@ -10,6 +10,7 @@ import struct
 from collections.abc import Iterable, Sequence
 
 import numpy as np
+from django.conf import settings
 from django.db import connection, transaction
 
 from memoryweb.providers.embedders import Embedder, get_embedder
@@ -109,7 +110,7 @@ def scope_graphs_build(*, scope: Scope, embedder: Embedder) -> list[str]:
             cursor.execute(f'DROP INDEX{concurrently} IF EXISTS "{name}"')  # an invalid leftover
             # The graph is built in memory when it fits (pgvector: "hnsw graph no longer fits into
             # maintenance_work_mem" otherwise, and the build slows down many times).
-            cursor.execute("SET maintenance_work_mem = '1GB'")
+            cursor.execute(f"SET maintenance_work_mem = '{int(settings.RETRIEVAL_GRAPH_BUILD_MB)}MB'")
             try:
                 cursor.execute(
                     f'CREATE INDEX{concurrently} "{name}" ON retrieval_embedding USING hnsw ((vec::vector({dim})) vector_cosine_ops)'
