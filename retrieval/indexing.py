@@ -169,8 +169,7 @@ def _index_locked(*, scope: Scope, state: IndexState, full: bool, embedder: Embe
     state.refresh_from_db()
     full = full or state.model != embedder.name
     written = 0
-    token = _outside_graphs.set(full and _bulk_graphs(scope=scope, state=state, model=embedder.name))
-    try:
+    with vectors_outside_graphs(full and _bulk_graphs(scope=scope, state=state, model=embedder.name)):
         written += _index_facts(scope=scope, state=state, full=full, embedder=embedder)
         written += _index_episodes(scope=scope, state=state, full=full, embedder=embedder, speakers=new_speakers)
         written += _index_turns(scope=scope, state=state, full=full, embedder=embedder, speakers=new_speakers)
@@ -179,8 +178,6 @@ def _index_locked(*, scope: Scope, state: IndexState, full: bool, embedder: Embe
                 _analyze()
             orphans_remove(scope=scope)
             _embed_missing(scope=scope, embedder=embedder)
-    finally:
-        _outside_graphs.reset(token)
     graph_at = int(settings.RETRIEVAL_SCOPE_GRAPH_AT)
     if full:
         if graph_at and _vectors_up_to(scope=scope, model=embedder.name, cap=graph_at) >= graph_at:
@@ -239,6 +236,34 @@ def _bulk_graphs(*, scope: Scope, state: IndexState, model: str) -> bool:
         )
         vectors, turns = cursor.fetchone()
     return vectors + 3 * turns >= graph_at
+
+
+def reindex_into_own_graphs(*, scope: Scope, model: str) -> bool:
+    """Whether a reindex of the scope to `model` should write its vectors outside every graph, for
+    graphs of the scope's own built before the switch (`scope_graphs_build`): it has them for
+    `model` already, or its documents (one vector each) reach RETRIEVAL_SCOPE_GRAPH_AT. Into the
+    shared graph, a large scope's vectors would go one graph insert at a time."""
+    graph_at = int(settings.RETRIEVAL_SCOPE_GRAPH_AT)
+    if not graph_at:
+        return False
+    if scope_graphs(scope_id=scope.pk, model=model):
+        return True
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM retrieval_searchdocument WHERE scope_id = %s LIMIT %s) d", [scope.pk, graph_at]
+        )
+        return cursor.fetchone()[0] >= graph_at
+
+
+@contextmanager
+def vectors_outside_graphs(outside: bool = True):
+    """Within: the document vectors written are kept out of the shared graph (`Embedding.deferred`),
+    for graphs of the scope's own (as a bulk index run writes them)."""
+    token = _outside_graphs.set(outside)
+    try:
+        yield
+    finally:
+        _outside_graphs.reset(token)
 
 
 def _vectors_up_to(*, scope: Scope, model: str, cap: int) -> int:

@@ -14,6 +14,11 @@ searches the old vectors (`retrieval/embedder.py: scope_embedder`), and indexers
 documents old-model vectors (which the following batches fill for the new model too); from then on
 both use the new model. `vectors_drop_old` removes the other models' vectors of a scope, and only
 once the scope is on the new model.
+
+A large scope (RETRIEVAL_SCOPE_GRAPH_AT documents, or graphs of its own already) gets the new
+model's vectors as a bulk index run writes them: outside every graph, then its own graphs for the
+new model built once (CONCURRENTLY, outside the lock) before the switch. An interrupted run
+leaves them outside; the next run builds the graphs, then switches.
 """
 
 import time
@@ -29,10 +34,10 @@ from accounts.permissions import Access, Principal, require
 from memoryweb.errors import Conflict, InvalidInput
 from memoryweb.providers.embedders import Embedder, configured_embedder_name, embedder_build
 from memories.models import Embedding, EmbeddingTarget, Scope
-from memories.services.vectors import scope_graphs_drop_on_commit
+from memories.services.vectors import scope_graphs, scope_graphs_build, scope_graphs_drop_on_commit
 from retrieval.embedder import scope_model
 from retrieval.heal import entity_vectors_backfill
-from retrieval.indexing import documents_embed_missing, scope_lock
+from retrieval.indexing import documents_embed_missing, reindex_into_own_graphs, scope_lock, vectors_outside_graphs
 from retrieval.models import IndexState
 
 
@@ -94,14 +99,23 @@ def scope_reindex(
     missing = missing_vectors(scope=scope, model=embedder.name)
     report = ReindexReport(scope=scope.slug, from_model=before, model=embedder.name, embedded=0, missing_at_start=missing,
                            switched=before == embedder.name)
+    own_graphs = reindex_into_own_graphs(scope=scope, model=embedder.name)
     while not report.switched:
+        build = False
         with scope_lock(scope):
-            written = documents_embed_missing(scope=scope, embedder=embedder, limit=batch)
+            with vectors_outside_graphs(own_graphs):
+                written = documents_embed_missing(scope=scope, embedder=embedder, limit=batch)
             if not written:
                 written = entity_vectors_backfill(scope=scope, embedder=embedder, limit=batch)
             if not written:
-                _switch(principal=principal, scope=scope, before=before, embedder=embedder)
-                report.switched = True
+                build = own_graphs and not scope_graphs(scope_id=scope.pk, model=embedder.name)
+                if not build:
+                    _switch(principal=principal, scope=scope, before=before, embedder=embedder)
+                    report.switched = True
+        if build:
+            # Outside the lock (CONCURRENTLY, indexers go on); the next round embeds what came
+            # meanwhile, into these graphs by their predicate, and switches.
+            scope_graphs_build(scope=scope, embedder=embedder)
         report.embedded += written
         if written and progress:
             progress(report.embedded, max(missing, report.embedded))

@@ -153,14 +153,45 @@ def test_dropping_the_old_model_s_vectors_drops_its_graphs_and_keeps_the_new_mod
     old = get_embedder()
     index_pending(scope=cast.scope_a, full=True, embedder=old)
     owner = Principal(user=cast.owner)
-    scope_reindex(principal=owner, scope=cast.scope_a, model="local")
+    scope_reindex(principal=owner, scope=cast.scope_a, model="local")  # builds the new model's graphs
     new = embedder_build("local")
-    with connection.cursor() as cursor:  # as if the new model's graphs had been built too
-        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE; SET CONSTRAINTS ALL DEFERRED")
-        cursor.execute(f'CREATE INDEX "{scope_graph_name(scope_id=cast.scope_a.pk, target_type="doc_turn", model=new.name)}"'
-                       " ON retrieval_embedding (id) WHERE false")
+    assert scope_graphs(scope_id=cast.scope_a.pk, model=new.name) == GRAPHS
     with django_capture_on_commit_callbacks(execute=True):
         vectors_drop_old(principal=owner, scope=cast.scope_a, model="local")
     assert scope_graphs(scope_id=cast.scope_a.pk, model=old.name) == set()
-    assert scope_graphs(scope_id=cast.scope_a.pk, model=new.name) == {"doc_turn"}
+    assert scope_graphs(scope_id=cast.scope_a.pk, model=new.name) == GRAPHS
     scope_graphs_drop(scope_id=cast.scope_a.pk)
+
+
+@pytest.mark.django_db(transaction=True)  # committed batches and a CONCURRENTLY build, as in a real reindex
+def test_a_large_scope_reindexed_gets_graphs_of_its_own_for_the_new_model_even_after_an_interruption(cast, large):
+    from retrieval.reindex import scope_reindex
+
+    scope, old = cast.scope_a, get_embedder()
+    ingest_sessions_bulk(scope=scope, sessions=corpus_lines(400), actor=Principal(user=cast.owner), enqueue=False)
+    index_pending(scope=scope, full=True, embedder=old)
+    owner, new = Principal(user=cast.owner), embedder_build("local")
+
+    def stop_after_two_batches(done, total):
+        if done >= 200:
+            raise Interrupted
+
+    try:
+        with pytest.raises(Interrupted):
+            scope_reindex(principal=owner, scope=scope, model="local", batch_size=100, progress=stop_after_two_batches)
+        # Halfway: outside every graph (the shared one would take them one insert at a time), not switched.
+        assert 200 <= Embedding.objects.filter(scope=scope, model=new.name, deferred=True).count() < 3 * 400
+        assert not Embedding.objects.filter(scope=scope, model=new.name, deferred=False).exists()
+        assert scope_graphs(scope_id=scope.pk, model=new.name) == set()
+        report = scope_reindex(principal=owner, scope=scope, model="local")  # resumed
+        assert report.switched and Embedding.objects.filter(scope=scope, model=new.name).count() == 3 * 400
+        assert scope_graphs(scope_id=scope.pk, model=new.name) == GRAPHS
+        assert not Embedding.objects.filter(scope=scope, model=new.name, target_type__startswith="doc_", deferred=False).exists()
+        assert not vector_search_exact(scope=scope, embedder=new)
+        query = new.embed(["the kayak with Olga in Lisbon"])[0]
+        for collection in (Collection.TURN, Collection.TURN_W1, Collection.TURN_W2):
+            graph = vector_candidates(scope=scope, query_vector=query, embedder=new, collections=[collection], limit=10, exact=False)
+            exact = vector_candidates(scope=scope, query_vector=query, embedder=new, collections=[collection], limit=10, exact=True)
+            assert [round(h.similarity, 5) for h in graph[collection]] == [round(h.similarity, 5) for h in exact[collection]]
+    finally:
+        scope_graphs_drop(scope_id=scope.pk)
