@@ -115,7 +115,7 @@ def scope_reindex(
         if build:
             # Outside the lock (CONCURRENTLY, indexers go on); the next round embeds what came
             # meanwhile, into these graphs by their predicate, and switches.
-            scope_graphs_build(scope=scope, embedder=embedder)
+            own_graphs = bool(scope_graphs_build(scope=scope, embedder=embedder))  # none built: nothing to switch onto them
         report.embedded += written
         if written and progress:
             progress(report.embedded, max(missing, report.embedded))
