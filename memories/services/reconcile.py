@@ -269,7 +269,9 @@ def _support(fact: Fact | None, *, episode: Episode | None, new: NewFact) -> Non
     this row forgetting the fact's first episode would erase what this one said too."""
     if fact is None or episode is None or fact.source_episode_id == episode.pk:
         return
-    FactSupport.objects.get_or_create(fact=fact, episode=episode, defaults={"scope_id": fact.scope_id, "sentence": new.sentence})
+    FactSupport.objects.get_or_create(
+        fact=fact, episode=episode, defaults={"scope_id": fact.scope_id, "sentence": new.sentence, "valid_from": new.valid_from}
+    )
 
 
 def _history_covering(*, scope: Scope, new: NewFact) -> Fact | None:
