@@ -311,8 +311,8 @@ def test_a_correction_does_not_restore_the_wrong_value_from_its_supports(cast, a
 
 
 def test_running_the_episodes_again_changes_nothing_after_a_restore(cast, ankesh):
-    said = [(_fact(ankesh, "lives_in", city, at(2024, month)), Episode.objects.create(scope=cast.scope_a, text=city, occurred_at=at(2024, month)))
-            for city, month in (("Oslo", 2), ("Oslo", 4), ("Oslo", 6), ("Madrid", 3))]
+    said = [(_fact(ankesh, "lives_in", city, when), Episode.objects.create(scope=cast.scope_a, text=city, occurred_at=when))
+            for city, when in (("Oslo", at(2024, 2)), ("Oslo", at(2024, 4)), ("Oslo", at(2024, 6)), ("Madrid", at(2024, 3)))]
     for new, episode in said:
         _said(cast, new, episode=episode)
     expected = [
