@@ -344,13 +344,16 @@ class FactSupport(models.Model):
     """Another episode that said a fact again. Reconciliation finds the value active already (a
     NOOP) and writes nothing on the fact, so without this row the fact would know only its
     first episode (`source_episode`); forgetting that episode must not erase what others said too.
-    `sentence` is that episode's own wording of the fact."""
+    `sentence` is that episode's own wording of the fact, `valid_from` the time it said the value
+    held from: a move back said while the value was current ("Oslo" again in April) is known by it
+    when a move dated before it is told later (reconcile restores the value from it)."""
 
     scope = models.ForeignKey(Scope, on_delete=models.CASCADE, related_name="+")
     # fact_id lookups use the unique constraint; episode_id lookups (forgetting) the FK's index.
     fact = models.ForeignKey(Fact, on_delete=models.CASCADE, related_name="supports", db_index=False)
     episode = models.ForeignKey(Episode, on_delete=models.CASCADE, related_name="fact_supports")
     sentence = models.TextField()
+    valid_from = models.DateTimeField(null=True, blank=True)  # null: written before it was kept
     created_at = models.DateTimeField(default=timezone.now)
 
     objects = ScopedQuerySet.as_manager()

@@ -145,9 +145,10 @@ def backup_records(scope: Scope, *, with_vectors: bool, model: str) -> Iterator[
                "supersedes": _uuid(r["supersedes__public_id"]), "source_episode": _uuid(r["source_episode__public_id"]),
                "confidence": r["confidence"], "importance": r["importance"], "provenance": r["provenance"],
                "author": _uuid(r["author__public_id"]), "created_at": _time(r["created_at"])}
-    for r in _rows(FactSupport.objects.in_scope(scope), "fact__public_id", "episode__public_id", "sentence", "created_at"):
+    for r in _rows(FactSupport.objects.in_scope(scope), "fact__public_id", "episode__public_id", "sentence", "valid_from",
+                   "created_at"):
         yield {"kind": "support", "fact": str(r["fact__public_id"]), "episode": str(r["episode__public_id"]),
-               "sentence": r["sentence"], "created_at": _time(r["created_at"])}
+               "sentence": r["sentence"], "valid_from": _time(r["valid_from"]), "created_at": _time(r["created_at"])}
     for r in _rows(Mention.objects.in_scope(scope), "episode__public_id", "entity__public_id", "role"):
         yield {"kind": "mention", "episode": str(r["episode__public_id"]), "entity": str(r["entity__public_id"]), "role": r["role"]}
     for r in _rows(MergeProposal.objects.in_scope(scope), "public_id", "source__public_id", "target__public_id", "kind", "score",
@@ -451,8 +452,9 @@ class _Loader:
             self.loaded.skipped["support"] += 1
             self.tick()
             return
-        self.batch.append((line.no, FactSupport(scope=self.scope, fact_id=fact, episode_id=episode,
-                                                sentence=line.text("sentence"), created_at=line.time("created_at")), None))
+        self.batch.append((line.no, FactSupport(scope=self.scope, fact_id=fact, episode_id=episode, sentence=line.text("sentence"),
+                                                valid_from=line.time("valid_from", optional=True),
+                                                created_at=line.time("created_at")), None))
 
     def _mention(self, line: _Line) -> None:
         episode, entity, role = self.ref(line, "episode", "episode"), self.ref(line, "entity", "entity"), line.text("role", blank=False)

@@ -278,13 +278,13 @@ def _settle(collision: Collision, *, scope: Scope, now: datetime) -> dict:
     Fact.objects.filter(pk=duplicate.pk).update(status=FactStatus.SUPERSEDED, valid_to=duplicate.valid_from or now)
     if starts and min(starts) != kept.valid_from:
         Fact.objects.filter(pk=kept.pk).update(valid_from=min(starts))
-    said = {duplicate.source_episode_id: duplicate.sentence} if duplicate.source_episode_id else {}
+    said = {duplicate.source_episode_id: (duplicate.sentence, duplicate.valid_from)} if duplicate.source_episode_id else {}
     for support in FactSupport.objects.filter(fact=duplicate).order_by("id"):
-        said.setdefault(support.episode_id, support.sentence)
+        said.setdefault(support.episode_id, (support.sentence, support.valid_from))
     already = {kept.source_episode_id, *FactSupport.objects.filter(fact=kept).values_list("episode_id", flat=True)}
     supports = FactSupport.objects.bulk_create([
-        FactSupport(scope=scope, fact=kept, episode_id=episode_id, sentence=sentence)
-        for episode_id, sentence in said.items() if episode_id not in already
+        FactSupport(scope=scope, fact=kept, episode_id=episode_id, sentence=sentence, valid_from=valid_from)
+        for episode_id, (sentence, valid_from) in said.items() if episode_id not in already
     ])
     return {
         "kept": kept.pk, "duplicate": duplicate.pk, "supports": [s.pk for s in supports],

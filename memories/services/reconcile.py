@@ -2,7 +2,10 @@
 
 ADD      a new active fact beside the others;
 UPDATE   supersede: the old fact gets `valid_to` (the new one's `valid_from`) and status
-         `superseded`, the new one links to it through `supersedes`;
+         `superseded`, the new one links to it through `supersedes`. When an episode said the
+         old value again after the new one's start (a support dated later: a move back told
+         before the move between), the new fact is a stay ending there and the old value is
+         active again from that statement, in a fact of its own superseding the stay;
 DELETE   retract: the matching active fact gets `valid_to` and status `retracted`;
 NOOP     the same value is active already (or this episode said it before).
 Nothing is ever deleted. With a language model, the model decides (its answer is checked
@@ -251,7 +254,17 @@ def _apply(change: FactChange, decision: Decision, *, new: NewFact, candidates: 
         ended = [decision.target] if decision.decided_by == "llm" else candidates
         for old in ended:
             fact_end(old, status=FactStatus.SUPERSEDED, at=new.valid_from)
-        change.fact = _create(new, **fields, supersedes=decision.target, row=row)
+        back = _said_again_after(decision.target, new=new)
+        if back is None:
+            change.fact = _create(new, **fields, supersedes=decision.target, row=row)
+            return change
+        # The old value was said again after the new one began ("Oslo" in February and again in
+        # April, "Madrid" in March told last): the new value is a stay that ended then, and the
+        # old one is current again from that statement.
+        change.fact = _create(new, **fields, status=FactStatus.SUPERSEDED, valid_to=back.valid_from, supersedes=decision.target,
+                              row=row)
+        _restore(decision.target, back=back, after=change.fact)
+        change.reason = f"{change.reason}; {decision.target.value} was said again later: current again"
         return change
 
     # ADD. "Moved from X to Y" with nothing known yet: X becomes history, so the chain shows it.
@@ -269,7 +282,32 @@ def _support(fact: Fact | None, *, episode: Episode | None, new: NewFact) -> Non
     this row forgetting the fact's first episode would erase what this one said too."""
     if fact is None or episode is None or fact.source_episode_id == episode.pk:
         return
-    FactSupport.objects.get_or_create(fact=fact, episode=episode, defaults={"scope_id": fact.scope_id, "sentence": new.sentence})
+    FactSupport.objects.get_or_create(
+        fact=fact, episode=episode, defaults={"scope_id": fact.scope_id, "sentence": new.sentence, "valid_from": new.valid_from}
+    )
+
+
+def _said_again_after(old: Fact, *, new: NewFact) -> FactSupport | None:
+    """The first support of `old` (a single-valued fact just ended at the new value's start)
+    dated after that start: the old value held again then. The first, not the last: the new
+    value can have lasted no longer than that. Supports of unknown date count for nothing."""
+    if new.valid_from is None or not is_single_valued(old.attribute):
+        return None
+    return old.supports.filter(valid_from__gt=new.valid_from).order_by("valid_from", "id").first()
+
+
+def _restore(old: Fact, *, back: FactSupport, after: Fact) -> Fact:
+    """`old`'s value, active again from the support `back` (its episode becomes the source, its
+    wording the sentence), superseding `after`, the stay in between. `old` keeps the supports
+    dated up to the stay's start; the later ones say the restored fact."""
+    restored = Fact.objects.create(
+        scope=old.scope, subject=old.subject, attribute=old.attribute, value=old.value, value_normalized=old.value_normalized,
+        object_entity=old.object_entity, sentence=back.sentence, valid_from=back.valid_from, supersedes=after,
+        source_episode_id=back.episode_id, confidence=old.confidence, importance=old.importance, review=old.review,
+    )
+    old.supports.filter(valid_from__gt=after.valid_from).exclude(pk=back.pk).update(fact=restored)
+    back.delete()  # it is the restored fact's source now
+    return restored
 
 
 def _history_covering(*, scope: Scope, new: NewFact) -> Fact | None:

@@ -16,7 +16,7 @@ import pytest
 from django.db import connection
 
 from memoryweb.client import MemoryWebClient
-from memories.models import Episode, EpisodeStatus, Scope
+from memories.models import Episode, EpisodeStatus, Fact, Scope
 from retrieval.background import CLAIM_PREFIX
 from retrieval.indexing import _LOCK_NAMESPACE, episodes_searchable
 from retrieval.models import Collection, SearchDocument
@@ -186,6 +186,11 @@ def _wait_until_searchable(servers: Servers, sent: dict[str, list[str]]) -> None
             if Episode.objects.filter(public_id__in=ids, status=EpisodeStatus.DONE).count() != len(ids):
                 return False
             if len(episodes_searchable(scope=scope, episode_ids=ids)) != len(ids):
+                return False
+            # An episode is searchable from the sweep after its ingest; its facts from the sweep
+            # after its extraction, which can come a moment after it is done.
+            indexed = SearchDocument.objects.in_scope(scope).filter(collection=Collection.FACT).values("target_id")
+            if Fact.objects.in_scope(scope).exclude(pk__in=indexed).exists():
                 return False
         return True
 

@@ -41,7 +41,7 @@ def world(cast):
     w.e1, w.e2, w.e3 = (Episode.objects.create(scope=scope, text=f"episode {n}", occurred_at=at(2024, n)) for n in (1, 2, 3))
     # Both say "likes football" actively: a collision. The source's is supported by a second episode.
     w.dup = _fact(scope, w.source, "likes", "football", at(2023, 6), episode=w.e1)
-    FactSupport.objects.create(scope=scope, fact=w.dup, episode=w.e3, sentence="Jonny loves football.")
+    FactSupport.objects.create(scope=scope, fact=w.dup, episode=w.e3, sentence="Jonny loves football.", valid_from=at(2024, 3))
     w.kept = _fact(scope, w.target, "likes", "football", at(2024, 2), episode=w.e2)
     # One lives_in each: both stay active, the preview lists them.
     w.boston = _fact(scope, w.source, "lives_in", "Boston", at(2024, 1), episode=w.e1)
@@ -94,8 +94,8 @@ def test_colliding_active_facts_keep_the_targets_and_supersede_the_duplicate(cas
     assert dup.status == FactStatus.SUPERSEDED and dup.valid_to == dup.valid_from == at(2023, 6)  # an empty interval
     assert dup.subject == w.target  # kept in the history
     # The duplicate's episodes now support the kept fact, so forgetting e2 would not erase it.
-    assert set(FactSupport.objects.filter(fact=kept).values_list("episode_id", "sentence")) == {
-        (w.e1.pk, w.dup.sentence), (w.e3.pk, "Jonny loves football."),
+    assert set(FactSupport.objects.filter(fact=kept).values_list("episode_id", "sentence", "valid_from")) == {
+        (w.e1.pk, w.dup.sentence, at(2023, 6)), (w.e3.pk, "Jonny loves football.", at(2024, 3)),
     }
     # Different values of a single-valued attribute both stay active.
     assert Fact.objects.get(pk=w.boston.pk).status == Fact.objects.get(pk=w.nyc.pk).status == FactStatus.ACTIVE

@@ -178,11 +178,153 @@ def test_the_database_refuses_an_ended_fact_without_valid_to_and_a_backwards_int
         Fact.objects.create(**base, status="deleted", valid_to=at(2024, 1))
 
 
-@pytest.mark.xfail(strict=True, reason="known bug: a move back said while the value is current is kept as support only, "
-                   "so a move dated between the two, told later, becomes the current value")
+def _said(cast, new, episode=None, answer=None):
+    """`new` as an episode says it (dated when it holds from): a NOOP keeps that episode as a support."""
+    episode = episode or Episode.objects.create(scope=cast.scope_a, text=new.sentence, occurred_at=new.valid_from)
+    with transaction.atomic():
+        return fact_reconcile(scope=cast.scope_a, new=new, episode=episode, model_answer=answer)
+
+
+def _timeline(subject, attribute):
+    facts = Fact.objects.filter(subject=subject, attribute=attribute).order_by("valid_from", "valid_to", "id")
+    return [(f.value, f.status, f.valid_from, f.valid_to) for f in facts]
+
+
+def _supports(fact):
+    return sorted(fact.supports.values_list("episode__text", "valid_from"), key=lambda s: s[1])
+
+
 def test_a_move_back_told_before_the_move_between_stays_the_current_value(cast, ankesh):
     # Oslo in February, Madrid in March, Oslo again in April: told Oslo, Oslo (April), then Madrid.
-    _apply(cast, _fact(ankesh, "lives_in", "Oslo", at(2024, 2)))
-    _apply(cast, _fact(ankesh, "lives_in", "Oslo", at(2024, 4)))  # the value held now: support, no new fact
-    _apply(cast, _fact(ankesh, "lives_in", "Madrid", at(2024, 3)))
+    _said(cast, _fact(ankesh, "lives_in", "Oslo", at(2024, 2)))
+    _said(cast, _fact(ankesh, "lives_in", "Oslo", at(2024, 4)))  # the value held now: support, no new fact
+    _said(cast, _fact(ankesh, "lives_in", "Madrid", at(2024, 3)))
     assert _active(ankesh, "lives_in") == ["Oslo"]
+
+
+def test_the_move_between_becomes_a_stay_and_the_move_back_a_fact_of_its_own(cast, ankesh):
+    february = _said(cast, _fact(ankesh, "lives_in", "Oslo", at(2024, 2))).fact
+    april = Episode.objects.create(scope=cast.scope_a, text="back in Oslo", occurred_at=at(2024, 4, 9))
+    _said(cast, NewFact(subject=ankesh, attribute="lives_in", value="oslo", sentence="Ankesh moved back to Oslo.",
+                        valid_from=at(2024, 4)), episode=april)
+    change = _said(cast, _fact(ankesh, "lives_in", "Madrid", at(2024, 3)))
+    madrid = change.fact
+    assert (change.action, change.target) == (UPDATE, february)
+    assert _timeline(ankesh, "lives_in") == [
+        ("Oslo", FactStatus.SUPERSEDED, at(2024, 2), at(2024, 3)),
+        ("Madrid", FactStatus.SUPERSEDED, at(2024, 3), at(2024, 4)),
+        ("Oslo", FactStatus.ACTIVE, at(2024, 4), None),
+    ]
+    restored = Fact.objects.get(status=FactStatus.ACTIVE)
+    assert restored.supersedes == madrid and madrid.supersedes == february  # the chain reads back in time
+    # April's episode is the restored fact's source, in its own words, and no longer a support.
+    assert (restored.source_episode, restored.sentence) == (april, "Ankesh moved back to Oslo.")
+    assert not FactSupport.objects.exists()
+
+
+def test_the_first_support_after_the_move_ends_the_stay_and_earlier_ones_stay_with_the_old_fact(cast, ankesh):
+    february = _said(cast, _fact(ankesh, "lives_in", "Oslo", at(2024, 2))).fact
+    for month, day in ((2, 20), (6, 1), (4, 1)):  # before the move, then two after it, told out of order
+        _said(cast, _fact(ankesh, "lives_in", "Oslo", at(2024, month, day)))
+    _said(cast, _fact(ankesh, "lives_in", "Madrid", at(2024, 3)))
+    assert _timeline(ankesh, "lives_in") == [
+        ("Oslo", FactStatus.SUPERSEDED, at(2024, 2), at(2024, 3)),
+        ("Madrid", FactStatus.SUPERSEDED, at(2024, 3), at(2024, 4)),
+        ("Oslo", FactStatus.ACTIVE, at(2024, 4), None),
+    ]
+    restored = Fact.objects.get(status=FactStatus.ACTIVE)
+    assert restored.source_episode.occurred_at == at(2024, 4)
+    assert _supports(february) == [("ankesh lives_in Oslo.", at(2024, 2, 20))]
+    assert _supports(restored) == [("ankesh lives_in Oslo.", at(2024, 6))]
+
+
+def test_supports_dated_before_the_move_restore_nothing(cast, ankesh):
+    _said(cast, _fact(ankesh, "lives_in", "Oslo", at(2024, 2)))
+    _said(cast, _fact(ankesh, "lives_in", "Oslo", at(2024, 2, 20)))
+    _said(cast, _fact(ankesh, "lives_in", "Oslo", at(2024, 3)))  # the same moment as the move: not after it
+    _said(cast, _fact(ankesh, "lives_in", "Madrid", at(2024, 3)))
+    assert _timeline(ankesh, "lives_in") == [
+        ("Oslo", FactStatus.SUPERSEDED, at(2024, 2), at(2024, 3)),
+        ("Madrid", FactStatus.ACTIVE, at(2024, 3), None),
+    ]
+
+
+def test_a_restored_value_carries_its_later_supports_so_a_second_move_between_is_placed_too(cast, ankesh):
+    # Oslo (Feb), Madrid (Mar), Oslo (Apr), Lisbon (May), Oslo (Jun): the Oslos told first, then Madrid, then Lisbon.
+    for month in (2, 4, 6):
+        _said(cast, _fact(ankesh, "lives_in", "Oslo", at(2024, month)))
+    _said(cast, _fact(ankesh, "lives_in", "Madrid", at(2024, 3)))
+    _said(cast, _fact(ankesh, "lives_in", "Lisbon", at(2024, 5)))
+    assert _timeline(ankesh, "lives_in") == [
+        ("Oslo", FactStatus.SUPERSEDED, at(2024, 2), at(2024, 3)),
+        ("Madrid", FactStatus.SUPERSEDED, at(2024, 3), at(2024, 4)),
+        ("Oslo", FactStatus.SUPERSEDED, at(2024, 4), at(2024, 5)),
+        ("Lisbon", FactStatus.SUPERSEDED, at(2024, 5), at(2024, 6)),
+        ("Oslo", FactStatus.ACTIVE, at(2024, 6), None),
+    ]
+
+
+@pytest.mark.parametrize("attribute, back, between", [
+    ("works_at", "Google", "Meta"), ("reports_to", "Priya", "Marco"), ("payment_tool", "Stripe", "Adyen"),
+])
+def test_a_value_said_again_is_restored_for_every_single_valued_relation(cast, ankesh, attribute, back, between):
+    _said(cast, _fact(ankesh, attribute, back, at(2024, 1)))
+    _said(cast, _fact(ankesh, attribute, back, at(2024, 5)))
+    _said(cast, _fact(ankesh, attribute, between, at(2024, 3)))
+    assert _timeline(ankesh, attribute) == [
+        (back, FactStatus.SUPERSEDED, at(2024, 1), at(2024, 3)),
+        (between, FactStatus.SUPERSEDED, at(2024, 3), at(2024, 5)),
+        (back, FactStatus.ACTIVE, at(2024, 5), None),
+    ]
+
+
+def test_a_many_valued_value_said_again_is_not_restored_over_a_models_update(cast, ankesh):
+    football = _said(cast, _fact(ankesh, "likes", "football", at(2024, 1))).fact
+    _said(cast, _fact(ankesh, "likes", "football", at(2024, 5)))
+    answer = ReconcileDecision(action="UPDATE", target_fact_id=str(football.public_id), reason="tastes changed")
+    _said(cast, _fact(ankesh, "likes", "rugby", at(2024, 3)), answer=answer)
+    assert _active(ankesh, "likes") == ["rugby"]
+
+
+def test_a_correction_arriving_later_corrects_the_restored_value_from_its_start(cast, ankesh):
+    _said(cast, _fact(ankesh, "lives_in", "Oslo", at(2024, 2)))
+    _said(cast, _fact(ankesh, "lives_in", "Oslo", at(2024, 4)))
+    _said(cast, _fact(ankesh, "lives_in", "Madrid", at(2024, 3)))
+    change = _said(cast, _fact(ankesh, "lives_in", "Bergen", at(2024, 7), corrects="Oslo"))  # "Bergen, not Oslo"
+    assert change.action == UPDATE and change.target.valid_from == at(2024, 4)
+    assert _timeline(ankesh, "lives_in") == [
+        ("Oslo", FactStatus.SUPERSEDED, at(2024, 2), at(2024, 3)),
+        ("Madrid", FactStatus.SUPERSEDED, at(2024, 3), at(2024, 4)),
+        ("Oslo", FactStatus.SUPERSEDED, at(2024, 4), at(2024, 4)),  # never true: an empty interval
+        ("Bergen", FactStatus.ACTIVE, at(2024, 4), None),
+    ]
+
+
+def test_a_correction_does_not_restore_the_wrong_value_from_its_supports(cast, ankesh):
+    _said(cast, _fact(ankesh, "lives_in", "Oslo", at(2024, 2)))
+    _said(cast, _fact(ankesh, "lives_in", "Oslo", at(2024, 4)))
+    _said(cast, _fact(ankesh, "lives_in", "Madrid", at(2024, 3), corrects="Oslo"))  # "Madrid, not Oslo": Oslo was never true
+    assert _timeline(ankesh, "lives_in") == [
+        ("Oslo", FactStatus.SUPERSEDED, at(2024, 2), at(2024, 2)),
+        ("Madrid", FactStatus.ACTIVE, at(2024, 2), None),
+    ]
+
+
+def test_running_the_episodes_again_changes_nothing_after_a_restore(cast, ankesh):
+    said = [(_fact(ankesh, "lives_in", city, when), Episode.objects.create(scope=cast.scope_a, text=city, occurred_at=when))
+            for city, when in (("Oslo", at(2024, 2)), ("Oslo", at(2024, 4)), ("Oslo", at(2024, 6)), ("Madrid", at(2024, 3)))]
+    for new, episode in said:
+        _said(cast, new, episode=episode)
+    expected = [
+        ("Oslo", FactStatus.SUPERSEDED, at(2024, 2), at(2024, 3)),
+        ("Madrid", FactStatus.SUPERSEDED, at(2024, 3), at(2024, 4)),
+        ("Oslo", FactStatus.ACTIVE, at(2024, 4), None),
+    ]
+    assert _timeline(ankesh, "lives_in") == expected
+    rows = (list(Fact.objects.values_list("pk", "source_episode", "supersedes", "valid_to")),
+            list(FactSupport.objects.values_list("fact", "episode", "valid_from")))
+    for new, episode in [*said, *reversed(said)]:
+        assert _said(cast, new, episode=episode).action == NOOP
+    assert _timeline(ankesh, "lives_in") == expected
+    assert (list(Fact.objects.values_list("pk", "source_episode", "supersedes", "valid_to")),
+            list(FactSupport.objects.values_list("fact", "episode", "valid_from"))) == rows

@@ -109,6 +109,10 @@ def test_a_restored_copy_holds_the_same_facts_histories_and_recall_results(memor
     assert recalls(copy) == results
     for model in (Session, Turn, Episode, Entity, EntityAlias, FactSupport, Mention):
         assert model.objects.in_scope(copy).count() == model.objects.in_scope(memory.scope_a).count(), model
+    said_again = ("fact__sentence", "episode__text", "sentence", "valid_from")
+    assert FactSupport.objects.in_scope(memory.scope_a).filter(valid_from__isnull=False).exists()  # the test can fail
+    assert sorted(FactSupport.objects.in_scope(copy).values_list(*said_again)) == sorted(
+        FactSupport.objects.in_scope(memory.scope_a).values_list(*said_again))
     assert Entity.objects.in_scope(copy).get(name="Caro").merged_into.name == "Caroline"
     # Beside its source, every row needs a new public id (they are unique in the database).
     assert receipt.renewed_ids > 0
