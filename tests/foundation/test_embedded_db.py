@@ -89,6 +89,7 @@ def test_memory_settings_default_to_a_quarter_of_ram_between_128mb_and_4gb():
         "effective_cache_size": "4GB",
         "maintenance_work_mem": "256MB",
         "work_mem": "16MB",
+        "max_wal_size": "4GB",
     }
     assert memory_settings(64 * GB)["shared_buffers"] == "4GB"
     assert memory_settings(64 * GB)["effective_cache_size"] == "32GB"
