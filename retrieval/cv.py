@@ -100,8 +100,29 @@ ALTERNATIVES = (
     Candidate("speaker lists for pairs too", {"RETRIEVAL_SPEAKER_LISTS": "conjectures+pairs"}),
     Candidate("lexical feedback 5", {"RETRIEVAL_LEXICAL_FEEDBACK": 5}),
     Candidate("lexical feedback 10", {"RETRIEVAL_LEXICAL_FEEDBACK": 10}),
+    # A fourth round (docs/ARCHITECTURE.md, "… a fourth round"): the question's vector made from
+    # another phrasing of it (the names as "I"/"my"; without the question's own words), or such a
+    # phrasing as one more vector list beside it; the speakers' own lists for list questions too.
+    Candidate("question in the first person", {"RETRIEVAL_DENSE_QUERY": "first-person"}),
+    Candidate("question's content words", {"RETRIEVAL_DENSE_QUERY": "content"}),
+    Candidate("rephrased list: first person", {"RETRIEVAL_DENSE_EXTRA": "first-person"}),
+    Candidate("rephrased list: content words", {"RETRIEVAL_DENSE_EXTRA": "content"}),
+    Candidate("rephrased list: as asked", {"RETRIEVAL_DENSE_EXTRA": "asked"}),
+    Candidate("speaker lists for list questions too", {"RETRIEVAL_SPEAKER_LISTS": "conjectures+lists"}),
 )
 CANDIDATES = RULES_OFF + (DEFAULT,) + ALTERNATIVES
+
+
+def candidates_named(names: list[str] | None) -> tuple[Candidate, ...]:
+    """The candidates of these names, in `CANDIDATES` order, the default always among them (all
+    of them for None): a quicker run over fewer settings, chosen among those only."""
+    if not names:
+        return CANDIDATES
+    known = {c.name for c in CANDIDATES}
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise InvalidInput(f"Unknown candidates: {', '.join(unknown)}. Known: {', '.join(sorted(known))}.")
+    return tuple(c for c in CANDIDATES if c.name in names or c is DEFAULT)
 
 
 def _stage(candidate: Candidate, names: frozenset) -> tuple:
