@@ -424,10 +424,13 @@ RETRIEVAL_POSSESSIVE_SPEAKER = env_bool("RETRIEVAL_POSSESSIVE_SPEAKER", False)
 # "conjectures+lists": conjectures and questions asking for several things ("What books has …",
 # "How many times …": retrieval/search/question.py: asks_list), measured by cross-validation.
 RETRIEVAL_SPEAKER_LISTS = env_choice("RETRIEVAL_SPEAKER_LISTS", "conjectures",
-                                     {"off", "conjectures", "conjectures+pairs", "conjectures+lists", "all"})
+                                     {"off", "conjectures", "conjectures+pairs", "conjectures+lists", "conjectures+lists+pairs", "all"})
 # One more vector list of turns and windows from the question put another way ("off", or a
 # RETRIEVAL_DENSE_QUERY variant: "first-person", "content", "asked"), embedded on its own.
 # Measured by cross-validation (retrieval/cv.py).
+# A question asking for several things (retrieval/search/question.py: asks_list) gets at most this
+# many of its first k results from one session (0: off). Measured by cross-validation.
+RETRIEVAL_LIST_SESSION_CAP = env_int("RETRIEVAL_LIST_SESSION_CAP", 0, minimum=0)
 RETRIEVAL_DENSE_EXTRA = env_choice("RETRIEVAL_DENSE_EXTRA", "off", {"off", "first-person", "content", "asked"})
 # Lexical feedback (RM3-style), evidence searches only: this many words of the first fusion's best
 # turns (in two of its top five, by idf) added to the question's for one more BM25 list of turns,

@@ -60,6 +60,7 @@ INDEX_SETTINGS = frozenset({"RETRIEVAL_TURN_VECTOR_TEXT", "RETRIEVAL_WINDOW_VECT
 FUSION_SETTINGS = frozenset({
     "RETRIEVAL_FUSION", "RETRIEVAL_RRF_K", "RETRIEVAL_SPEAKER_PREFERENCE", "RETRIEVAL_TIME_PREFERENCE", "RETRIEVAL_REPLY_FOLLOWS",
     "RETRIEVAL_LEXICAL_FEEDBACK",  # a second BM25 list after the first fusion, the first lists as gathered
+    "RETRIEVAL_LIST_SESSION_CAP",
 })
 _HEAD_RULES_OFF = {"RETRIEVAL_SPEAKER_PREFERENCE": 0.0, "RETRIEVAL_TIME_PREFERENCE": 0.0, "RETRIEVAL_REPLY_FOLLOWS": 0}
 
@@ -109,6 +110,11 @@ ALTERNATIVES = (
     Candidate("rephrased list: content words", {"RETRIEVAL_DENSE_EXTRA": "content"}),
     Candidate("rephrased list: as asked", {"RETRIEVAL_DENSE_EXTRA": "asked"}),
     Candidate("speaker lists for list questions too", {"RETRIEVAL_SPEAKER_LISTS": "conjectures+lists"}),
+    Candidate("speaker lists for list questions and pairs too", {"RETRIEVAL_SPEAKER_LISTS": "conjectures+lists+pairs"}),
+    Candidate("list questions: 3 turns a session", {"RETRIEVAL_LIST_SESSION_CAP": 3}),
+    Candidate("list questions: 5 turns a session", {"RETRIEVAL_LIST_SESSION_CAP": 5}),
+    Candidate("list questions: speaker lists and 5 turns a session",
+              {"RETRIEVAL_SPEAKER_LISTS": "conjectures+lists", "RETRIEVAL_LIST_SESSION_CAP": 5}),
 )
 CANDIDATES = RULES_OFF + (DEFAULT,) + ALTERNATIVES
 

@@ -95,7 +95,7 @@ def speaker_lists_for(q: Question) -> list[str]:
     named = speakers_named(q.scope, q.text, q.speakers, possessive=True)
     if occasion == "all" or asks_conjecture(q.text) or occasion == "conjectures+pairs" and len(named) > 1:
         return named
-    if occasion == "conjectures+lists" and asks_list(q.text):
+    if occasion.startswith("conjectures+lists") and asks_list(q.text) or occasion == "conjectures+lists+pairs" and len(named) > 1:
         return named
     return []
 

@@ -10,6 +10,8 @@ import pytest
 
 from retrieval.cv import ALTERNATIVES, FUSION_SETTINGS, INDEX_SETTINGS, _list_stage, candidates_named
 from retrieval.search import recall_evidence
+from retrieval.search.fusion import sessions_spread
+from retrieval.search.results import RecallItem
 from retrieval.search.question import asks_list, dense_text, dense_variant
 from memoryweb.errors import InvalidInput
 from tests.retrieval.test_head_rules import _session
@@ -90,3 +92,21 @@ def test_the_fourth_round_is_cross_validated():
     assert [c.name for c in chosen] == ["default", "rrf k 20", "question in the first person"]
     with pytest.raises(InvalidInput):
         candidates_named(["no such setting"])
+
+
+def _item(pk: int, session: str) -> RecallItem:
+    return RecallItem(kind="turn", id=str(pk), text="", score=1.0 / pk, lanes={}, source={"session": session}, pk=pk)
+
+
+def test_a_list_question_takes_at_most_cap_turns_of_a_session_in_its_head():
+    ranked = [_item(1, "s1"), _item(2, "s1"), _item(3, "s1"), _item(4, "s2"), _item(5, "s1"), _item(6, "s3"), _item(7, "s1")]
+
+    class Q:
+        text = "What books has Melanie read?"
+
+    spread = sessions_spread(Q, ranked, cap=2, depth=4)
+    assert [i.pk for i in spread] == [1, 2, 4, 6, 3, 5, 7]  # s1's third and later move below the first four
+    assert [i.pk for i in sessions_spread(Q, ranked, cap=2, depth=2)] == [1, 2, 3, 4, 5, 6, 7]  # the head is full first
+    assert sessions_spread(Q, ranked, cap=0, depth=4) == ranked  # off
+    Q.text = "What book did Melanie read last?"  # not a list question: its order kept
+    assert sessions_spread(Q, ranked, cap=2, depth=4) == ranked
