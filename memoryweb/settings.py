@@ -418,20 +418,17 @@ RETRIEVAL_SPEAKER_BOOST = env_float("RETRIEVAL_SPEAKER_BOOST", 0.5)
 RETRIEVAL_POSSESSIVE_SPEAKER = env_bool("RETRIEVAL_POSSESSIVE_SPEAKER", False)
 # One more candidate list per speaker the question names ("Caroline's", "Jon and Gina" too): the
 # nearest of that speaker's own turns, in scopes small enough to search exactly
-# (RETRIEVAL_EXACT_BELOW): only for conjectures about them ("Would Caroline …?", "What might Jon …?":
-# "conjectures", the default: it held in the cross-validation, retrieval/cv.py), those and questions
-# naming two speakers or more ("conjectures+pairs"), every question naming one ("all"), or "off".
-# "conjectures+lists": conjectures and questions asking for several things ("What books has …",
-# "How many times …": retrieval/search/question.py: asks_list), measured by cross-validation.
-RETRIEVAL_SPEAKER_LISTS = env_choice("RETRIEVAL_SPEAKER_LISTS", "conjectures",
+# (RETRIEVAL_EXACT_BELOW): for conjectures about them ("Would Caroline …?", "What might Jon …?"),
+# questions asking for several things ("What books has Melanie read?", "How many times …":
+# retrieval/search/question.py: asks_list) and questions naming two speakers or more
+# ("conjectures+lists+pairs", the default: it held in the cross-validation, retrieval/cv.py and
+# docs/ARCHITECTURE.md, "… a fourth round"); conjectures alone ("conjectures", the default before),
+# with pairs or with lists only, every question naming one ("all"), or "off".
+RETRIEVAL_SPEAKER_LISTS = env_choice("RETRIEVAL_SPEAKER_LISTS", "conjectures+lists+pairs",
                                      {"off", "conjectures", "conjectures+pairs", "conjectures+lists", "conjectures+lists+pairs", "all"})
-# One more vector list of turns and windows from the question put another way ("off", or a
-# RETRIEVAL_DENSE_QUERY variant: "first-person", "content", "asked"), embedded on its own.
-# Measured by cross-validation (retrieval/cv.py).
 # A question asking for several things (retrieval/search/question.py: asks_list) gets at most this
-# many of its first k results from one session (0: off). Measured by cross-validation.
+# many of its first k results from one session (0: off). Measured by cross-validation: off.
 RETRIEVAL_LIST_SESSION_CAP = env_int("RETRIEVAL_LIST_SESSION_CAP", 0, minimum=0)
-RETRIEVAL_DENSE_EXTRA = env_choice("RETRIEVAL_DENSE_EXTRA", "off", {"off", "first-person", "content", "asked"})
 # Lexical feedback (RM3-style), evidence searches only: this many words of the first fusion's best
 # turns (in two of its top five, by idf) added to the question's for one more BM25 list of turns,
 # then fused again (0: off). Judged by cross-validation (retrieval/cv.py).

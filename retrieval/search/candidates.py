@@ -26,7 +26,7 @@ from retrieval.models import Collection
 from retrieval.intents import attributes_asked
 from retrieval.search.eligibility import document_filter, fact_eligible, window_postings
 from retrieval.search.question import (
-    Question, asks_conjecture, asks_list, dense_variant, entities_named, named_speaker, scope_speakers, speakers_named,
+    Question, asks_conjecture, asks_list, entities_named, named_speaker, scope_speakers, speakers_named,
 )
 from retrieval.vector import VectorHit, speaker_vector_candidates, vector_candidates, vector_search_exact
 
@@ -43,8 +43,6 @@ class Candidates:
     speakers: dict[str, list[VectorHit]] = field(default_factory=dict)
     # RETRIEVAL_LEXICAL_FEEDBACK: BM25 on turns again, the query's lexemes with the first pass's.
     feedback: list[Hit] = field(default_factory=list)
-    # RETRIEVAL_DENSE_EXTRA: the nearest turns and windows of a second phrasing of the question.
-    extra: dict[str, list[VectorHit]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -171,21 +169,6 @@ def _gather(
             return hits
         return search
 
-    def rephrased(group: list[str]):
-        """RETRIEVAL_DENSE_EXTRA: the question put another way (`dense_variant`), embedded on its own
-        and searched as one more vector list per collection of `group` (turns and windows): several
-        phrasings of one question each find some of the answers (multi-query retrieval)."""
-        def search():
-            text = dense_variant(text=q.text, speakers=q.speakers if q.speakers is not None else scope_speakers(scope),
-                                 variant=settings.RETRIEVAL_DENSE_EXTRA)
-            t0 = time.perf_counter()
-            vector = embedder.embed([text])[0]
-            hits = vector_candidates(scope=scope, query_vector=vector, embedder=embedder, collections=group,
-                                     limit=min(pool, settings.RETRIEVAL_VECTOR_POOL_MAX), exact=exact)
-            lap[f"vector rephrased {','.join(group)}"] = time.perf_counter() - t0
-            return hits
-        return search
-
     def structured():
         """Facts of the entities the question names, and for "what changed" the facts that began
         in the window: lists that need no search."""
@@ -211,26 +194,21 @@ def _gather(
             groups = [[collection] for collection in collections]
         # The speakers' own lines: exact scans, so in a small scope only (a large one's cost stays as it was).
         named = speaker_lists_for(q) if exact and Collection.TURN in collections else []
-        conversation = [c for c in collections if c != Collection.FACT]
-        extra = [conversation] if settings.RETRIEVAL_DENSE_EXTRA != "off" and conversation else []
         (bm25, unindexed), (entities, entity_facts, changed), *per_collection = side_by_side(
-            lexical, structured, *(semantic(group) for group in groups), *(spoken(speaker) for speaker in named),
-            *(rephrased(group) for group in extra),
+            lexical, structured, *(semantic(group) for group in groups), *(spoken(speaker) for speaker in named)
         )
         vectors = {collection: hits for found in per_collection[: len(groups)] for collection, hits in found.items()}
-        speakers = dict(zip(named, per_collection[len(groups): len(groups) + len(named)]))
-        rephrasings = per_collection[len(groups) + len(named):]
-        extra_hits = rephrasings[0] if rephrasings else {}
+        speakers = dict(zip(named, per_collection[len(groups):]))
     else:
         (bm25, unindexed), (entities, entity_facts, changed) = lexical(), structured()
-        vectors, speakers, extra_hits = {}, {}, {}
+        vectors, speakers = {}, {}
     # These overlap; "candidates" is what the caller waited for all of them ("vector": the slowest).
     vector_laps = [seconds for name, seconds in lap.items() if name.startswith("vector ")]
     timings.update(
         bm25=lap.get("bm25", 0.0), vector=max(vector_laps, default=0.0), entities=lap["entities"],
         candidates=time.perf_counter() - started,
     )
-    return Candidates(bm25, vectors, entities, entity_facts, changed, unindexed, speakers, extra=extra_hits)
+    return Candidates(bm25, vectors, entities, entity_facts, changed, unindexed, speakers)
 
 
 def _entity_facts(q: Question, entities: list[Entity]) -> list[Fact]:

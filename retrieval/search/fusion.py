@@ -38,7 +38,6 @@ def candidates_fuse(c: Candidates, *, q: Question, pool: int, evidence: bool) ->
     """The lists fused, best first, at most `pool` items."""
     turn_ids = {h.target_id for name in TURN_COLLECTIONS for h in c.bm25.get(name, []) + c.vectors.get(name, []) + c.unindexed.get(name, [])}
     turn_ids |= {h.target_id for hits in c.speakers.values() for h in hits} | {h.target_id for h in c.feedback}
-    turn_ids |= {h.target_id for name in TURN_COLLECTIONS for h in c.extra.get(name, [])}
     episode_of_turn = {} if evidence or not turn_ids else dict(
         Episode.objects.in_scope(q.scope).filter(turn_id__in=turn_ids).values_list("turn_id", "pk")
     )
@@ -72,9 +71,6 @@ def candidates_fuse(c: Candidates, *, q: Question, pool: int, evidence: bool) ->
     for collection, hits in sorted(c.vectors.items()):
         add_list(f"vector {collection}", [key(collection, h.target_id) for h in hits], [f"cos {h.similarity:.2f}" for h in hits],
                  [h.similarity for h in hits])
-    for collection, hits in sorted(c.extra.items()):
-        add_list(f"vector {collection} rephrased", [key(collection, h.target_id) for h in hits],
-                 [f"cos {h.similarity:.2f}" for h in hits], [h.similarity for h in hits])
     for speaker, hits in c.speakers.items():
         add_list(f"vector turn said by {speaker}", [key(h.collection, h.target_id) for h in hits],
                  [f"cos {h.similarity:.2f}" for h in hits], [h.similarity for h in hits])

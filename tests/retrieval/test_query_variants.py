@@ -1,14 +1,15 @@
 """The fourth round of issue 24's cross-validation (docs/ARCHITECTURE.md, "… a fourth round"): the
 question's vector made from another phrasing of it (RETRIEVAL_DENSE_QUERY first-person, content),
-such a phrasing as one more vector list (RETRIEVAL_DENSE_EXTRA), and the speakers' own lists for
-questions asking for several things (RETRIEVAL_SPEAKER_LISTS=conjectures+lists). Each is a
-candidate of `memoryweb eval locomo --cv`; what the protocol kept is on by default."""
+a list question's head spread over sessions (RETRIEVAL_LIST_SESSION_CAP), both off, and the
+speakers' own lists for questions asking for several things and for questions naming two speakers
+(RETRIEVAL_SPEAKER_LISTS=conjectures+lists+pairs), which held and is the default. Each is a
+candidate of `memoryweb eval locomo --cv`."""
 
 from datetime import UTC, datetime
 
 import pytest
 
-from retrieval.cv import ALTERNATIVES, FUSION_SETTINGS, INDEX_SETTINGS, _list_stage, candidates_named
+from retrieval.cv import ALTERNATIVES, FUSION_SETTINGS, INDEX_SETTINGS, RULES_OFF, _list_stage, candidates_named
 from retrieval.search import recall_evidence
 from retrieval.search.fusion import sessions_spread
 from retrieval.search.results import RecallItem
@@ -58,37 +59,40 @@ def _why(scope, query: str) -> dict[str, list[str]]:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_rephrased_list_only_when_asked(cast, settings):
+def test_speaker_lists_for_list_questions_and_pairs_by_default(cast, settings):
     _session(cast.scope_a, cast.p_owner, _SAID)
-    question = "What did Ann paint?"
-    assert not any("rephrased" in why for whys in _why(cast.scope_a, question).values() for why in whys)
-    settings.RETRIEVAL_DENSE_EXTRA = "first-person"
-    found = _why(cast.scope_a, question)
-    assert any(why.startswith("vector turn rephrased #") for whys in found.values() for why in whys)
 
+    def lists(query: str) -> set[str]:
+        return {why.split(" #")[0] for whys in _why(cast.scope_a, query).values() for why in whys if " said by " in why}
 
-@pytest.mark.django_db(transaction=True)
-def test_speaker_lists_for_list_questions_only_on_that_occasion(cast, settings):
-    _session(cast.scope_a, cast.p_owner, _SAID)
-    question = "What places has Bo painted?"
-    assert asks_list(question)
-    assert not any("said by" in why for whys in _why(cast.scope_a, question).values() for why in whys)  # the default
+    question, pair = "What places has Bo painted?", "What did Ann and Bo paint?"
+    assert asks_list(question) and not asks_list(pair)
+    assert settings.RETRIEVAL_SPEAKER_LISTS == "conjectures+lists+pairs"  # held in the cross-validation
+    assert lists(question) == {"vector turn said by Bo"}
+    assert lists(pair) == {"vector turn said by Ann", "vector turn said by Bo"}
+    assert lists("What did Bo paint?") == set()  # one thing, one speaker, no conjecture
+    assert lists("Would Bo paint the lake?") == {"vector turn said by Bo"}  # conjectures as before
+    settings.RETRIEVAL_SPEAKER_LISTS = "conjectures"  # the default before: neither
+    assert lists(question) == set() and lists(pair) == set()
     settings.RETRIEVAL_SPEAKER_LISTS = "conjectures+lists"
-    found = _why(cast.scope_a, question)
-    assert any(why.startswith("vector turn said by Bo #") for whys in found.values() for why in whys)
-    assert not any("said by" in why for whys in _why(cast.scope_a, "What did Bo paint?").values() for why in whys)
+    assert lists(question) == {"vector turn said by Bo"} and lists(pair) == set()
 
 
 def test_the_fourth_round_is_cross_validated():
     alternatives = {c.name: c for c in ALTERNATIVES}
     assert alternatives["question in the first person"].settings == {"RETRIEVAL_DENSE_QUERY": "first-person"}
     assert alternatives["question's content words"].settings == {"RETRIEVAL_DENSE_QUERY": "content"}
-    assert alternatives["rephrased list: first person"].settings == {"RETRIEVAL_DENSE_EXTRA": "first-person"}
-    assert alternatives["speaker lists for list questions too"].settings == {"RETRIEVAL_SPEAKER_LISTS": "conjectures+lists"}
-    for name in ("question in the first person", "rephrased list: content words", "speaker lists for list questions too"):
+    assert alternatives["list questions: 5 turns a session"].settings == {"RETRIEVAL_LIST_SESSION_CAP": 5}
+    assert _list_stage(alternatives["list questions: 5 turns a session"]) == ()  # re-fused from the same lists
+    off = {c.name: c.settings for c in RULES_OFF}
+    assert off["speaker lists for conjectures only"] == {"RETRIEVAL_SPEAKER_LISTS": "conjectures"}
+    assert off["no speaker lists for pairs"] == {"RETRIEVAL_SPEAKER_LISTS": "conjectures+lists"}
+    for name in ("question in the first person", "question's content words"):
         assert _list_stage(alternatives[name]) != ()  # lists gathered again under it
         assert not set(alternatives[name].settings) & (FUSION_SETTINGS | INDEX_SETTINGS)
-    chosen = candidates_named(["rrf k 20", "question in the first person"])
+    for name in ("speaker lists for conjectures only", "no speaker lists for list questions", "no speaker lists for pairs"):
+        assert _list_stage({c.name: c for c in RULES_OFF}[name]) != ()
+    chosen = candidates_named(["question in the first person", "rrf k 20"])
     assert [c.name for c in chosen] == ["default", "rrf k 20", "question in the first person"]
     with pytest.raises(InvalidInput):
         candidates_named(["no such setting"])
