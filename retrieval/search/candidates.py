@@ -85,8 +85,9 @@ def candidates_memo():
 
 def speaker_lists_for(q: Question) -> list[str]:
     """The speakers whose own turns make a list of their own (RETRIEVAL_SPEAKER_LISTS): each one
-    the question names when it asks for a conjecture, or (conjectures+pairs) names two or more,
-    or (all) always."""
+    the question names when it asks for a conjecture, or (conjectures+lists…) for several things
+    (`asks_list`: "What books has Melanie read?"), or (…+pairs) names two or more, or (all) always.
+    The default, conjectures+lists+pairs, held in the cross-validation (docs/ARCHITECTURE.md)."""
     occasion = settings.RETRIEVAL_SPEAKER_LISTS
     if occasion == "off":
         return []
