@@ -400,7 +400,9 @@ RETRIEVAL_FUSION = env_choice("RETRIEVAL_FUSION", "rrf", {"rrf", "zscore"})
 # Both chosen by cross-validation on LOCOMO (retrieval/cv.py). A scope indexed under the other
 # vector text keeps its vectors until reindexed (`memoryweb reindex`).
 RETRIEVAL_TURN_VECTOR_TEXT = env_choice("RETRIEVAL_TURN_VECTOR_TEXT", "said", {"said", "document"})
-RETRIEVAL_DENSE_QUERY = env_choice("RETRIEVAL_DENSE_QUERY", "unnamed", {"unnamed", "asked"})
+# Two more variants measured by cross-validation (retrieval/search/question.py: dense_variant):
+# "first-person" (the names as "I"/"my") and "content" (unnamed, without the question's words).
+RETRIEVAL_DENSE_QUERY = env_choice("RETRIEVAL_DENSE_QUERY", "unnamed", {"unnamed", "asked", "first-person", "content"})
 RETRIEVAL_BM25_K1 = env_float("RETRIEVAL_BM25_K1", 1.2)
 RETRIEVAL_BM25_B = env_float("RETRIEVAL_BM25_B", 0.75)
 RETRIEVAL_HALF_LIFE_DAYS = env_float("RETRIEVAL_HALF_LIFE_DAYS", 365.0)
@@ -419,10 +421,17 @@ RETRIEVAL_SPEAKER_BOOST = env_float("RETRIEVAL_SPEAKER_BOOST", 0.5)
 RETRIEVAL_POSSESSIVE_SPEAKER = env_bool("RETRIEVAL_POSSESSIVE_SPEAKER", False)
 # One more candidate list per speaker the question names ("Caroline's", "Jon and Gina" too): the
 # nearest of that speaker's own turns, in scopes small enough to search exactly
-# (RETRIEVAL_EXACT_BELOW): only for conjectures about them ("Would Caroline …?", "What might Jon …?":
-# "conjectures", the default: it held in the cross-validation, retrieval/cv.py), those and questions
-# naming two speakers or more ("conjectures+pairs"), every question naming one ("all"), or "off".
-RETRIEVAL_SPEAKER_LISTS = env_choice("RETRIEVAL_SPEAKER_LISTS", "conjectures", {"off", "conjectures", "conjectures+pairs", "all"})
+# (RETRIEVAL_EXACT_BELOW): for conjectures about them ("Would Caroline …?", "What might Jon …?"),
+# questions asking for several things ("What books has Melanie read?", "How many times …":
+# retrieval/search/question.py: asks_list) and questions naming two speakers or more
+# ("conjectures+lists+pairs", the default: it held in the cross-validation, retrieval/cv.py and
+# docs/ARCHITECTURE.md, "… a fourth round"); conjectures alone ("conjectures", the default before),
+# with pairs or with lists only, every question naming one ("all"), or "off".
+RETRIEVAL_SPEAKER_LISTS = env_choice("RETRIEVAL_SPEAKER_LISTS", "conjectures+lists+pairs",
+                                     {"off", "conjectures", "conjectures+pairs", "conjectures+lists", "conjectures+lists+pairs", "all"})
+# A question asking for several things (retrieval/search/question.py: asks_list) gets at most this
+# many of its first k results from one session (0: off). Measured by cross-validation: off.
+RETRIEVAL_LIST_SESSION_CAP = env_int("RETRIEVAL_LIST_SESSION_CAP", 0, minimum=0)
 # Lexical feedback (RM3-style), evidence searches only: this many words of the first fusion's best
 # turns (in two of its top five, by idf) added to the question's for one more BM25 list of turns,
 # then fused again (0: off). Judged by cross-validation (retrieval/cv.py).

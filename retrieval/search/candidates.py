@@ -25,7 +25,9 @@ from retrieval.indexing import Backlog
 from retrieval.models import Collection
 from retrieval.intents import attributes_asked
 from retrieval.search.eligibility import document_filter, fact_eligible, window_postings
-from retrieval.search.question import Question, asks_conjecture, entities_named, named_speaker, scope_speakers, speakers_named
+from retrieval.search.question import (
+    Question, asks_conjecture, asks_list, entities_named, named_speaker, scope_speakers, speakers_named,
+)
 from retrieval.vector import VectorHit, speaker_vector_candidates, vector_candidates, vector_search_exact
 
 
@@ -83,13 +85,16 @@ def candidates_memo():
 
 def speaker_lists_for(q: Question) -> list[str]:
     """The speakers whose own turns make a list of their own (RETRIEVAL_SPEAKER_LISTS): each one
-    the question names when it asks for a conjecture, or (conjectures+pairs) names two or more,
-    or (all) always."""
+    the question names when it asks for a conjecture, or (conjectures+lists…) for several things
+    (`asks_list`: "What books has Melanie read?"), or (…+pairs) names two or more, or (all) always.
+    The default, conjectures+lists+pairs, held in the cross-validation (docs/ARCHITECTURE.md)."""
     occasion = settings.RETRIEVAL_SPEAKER_LISTS
     if occasion == "off":
         return []
     named = speakers_named(q.scope, q.text, q.speakers, possessive=True)
     if occasion == "all" or asks_conjecture(q.text) or occasion == "conjectures+pairs" and len(named) > 1:
+        return named
+    if occasion.startswith("conjectures+lists") and asks_list(q.text) or occasion == "conjectures+lists+pairs" and len(named) > 1:
         return named
     return []
 

@@ -6,6 +6,7 @@ Documents map to items before they vote, so every list votes for the same thing:
 stands for its centre turn, and in `recall` a turn stands for its episode.
 """
 
+from collections import Counter
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -16,7 +17,7 @@ from retrieval.documents import TURN_COLLECTIONS
 from retrieval.models import Collection
 from retrieval.ranking import DEFAULT_IMPORTANCE, fuse, lane_score, recency
 from retrieval.search.candidates import Candidates
-from retrieval.search.question import Question, named_speaker
+from retrieval.search.question import Question, asks_list, named_speaker
 from retrieval.search.results import KINDS, RecallItem
 
 Key = tuple[str, int]  # (kind, primary key)
@@ -150,3 +151,28 @@ def head_preferred(items: dict[Key, RecallItem], fused: Fused, *, q: Question) -
             scores[key] *= time_factor
             item.why.append(f"said in the question's period ({window.phrase})")
     return scores
+
+
+def sessions_spread(q: Question, ranked: list[RecallItem], *, cap: int, depth: int) -> list[RecallItem]:
+    """RETRIEVAL_LIST_SESSION_CAP: for a question asking for several things (`asks_list`: "What
+    books has Melanie read?"), at most `cap` of the first `depth` items from one session; the rest of
+    that session's move down, after the first `depth`, in their order. Such a question's evidence is
+    told in several sessions, and its top k tends to be one session's neighbouring lines (the
+    windows vote for their centres). Other questions keep their order (capping every question lost:
+    docs/ARCHITECTURE.md, "More lists for multi-hop")."""
+    if cap <= 0 or not asks_list(q.text):
+        return ranked
+    counts: Counter = Counter()
+    head: list[RecallItem] = []
+    deferred: list[RecallItem] = []
+    for at, item in enumerate(ranked):
+        if len(head) >= depth:
+            return head + deferred + ranked[at:]
+        session = item.source.get("session") if item.kind != "fact" and item.source else None
+        if session is not None and counts[session] >= cap:
+            deferred.append(item)
+            continue
+        if session is not None:
+            counts[session] += 1
+        head.append(item)
+    return head + deferred

@@ -18,7 +18,7 @@ from retrieval.models import Collection, CorpusStat, IndexState
 from retrieval.ranking import pool_size
 from retrieval.search.candidates import QueryVectors, candidates_gather, feedback_gather
 from retrieval.search.eligibility import WINDOW_PREFILTER_MAX, window_documents
-from retrieval.search.fusion import candidates_fuse, item_lanes, lanes_score
+from retrieval.search.fusion import candidates_fuse, item_lanes, lanes_score, sessions_spread
 from retrieval.search.hydration import items_hydrate, replies_follow
 from retrieval.search.question import Question, collections_for, dense_query, dense_text, kinds_asked, question_read
 from retrieval.search.results import RecallItem, RecallResult
@@ -185,5 +185,7 @@ def _rank(
     if settings.RETRIEVAL_REPLY_FOLLOWS:
         # A reply loaded here was not in the head: no similarity of its own, its question's score.
         out = replies_follow(q, out, depth=settings.RETRIEVAL_REPLY_FOLLOWS, lanes=lambda item: item_lanes(item, similarity=0.0, q=q))
+    if settings.RETRIEVAL_LIST_SESSION_CAP:
+        out = sessions_spread(q, out, cap=settings.RETRIEVAL_LIST_SESSION_CAP, depth=k)
     timings["rest"] = time.perf_counter() - t0
     return out, [e.name for e in found.entities]

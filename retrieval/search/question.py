@@ -132,6 +132,13 @@ def speakers_named(scope: Scope, query: str, speakers: tuple[str, ...] | None = 
     ]
 
 
+# "what/which" then a plural noun (a word of four letters or more ending in "s", not a verb or
+# pronoun that ends so), an adjective allowed between; or "how many".
+_NOT_NOUN = r"(?!(?:does|did|do|has|have|had|was|were|is|are|will|would|can|could|this|his|hers|its|yours|us)\b)"
+_LIST = re.compile(
+    rf"\b(?:how\s+many|(?:what|which)\s+(?:{_NOT_NOUN}[a-z]+\s+)?{_NOT_NOUN}[a-z]{{3,}}s)\b",
+    re.IGNORECASE,
+)
 _POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
 # A question that asks what someone would, might or could do, or is likely to: a conjecture,
 # answered from what they said of themselves rather than from one line that states it.
@@ -142,6 +149,13 @@ def asks_conjecture(text: str) -> bool:
     """Whether the question asks for a conjecture ("Would Caroline pursue writing?", "What might
     Jon do next?", "Is Tim likely to …?")."""
     return bool(_CONJECTURE.search(text))
+
+
+def asks_list(text: str) -> bool:
+    """Whether the question asks for several things, whose evidence is told apart ("What books has
+    Melanie read?", "Which cities …", "How many times …"): a plural noun right after what/which
+    (an adjective may come between), or "how many"."""
+    return bool(_LIST.search(text))
 
 
 def dense_query(q: Question) -> str:
@@ -157,11 +171,38 @@ def dense_query(q: Question) -> str:
 def dense_text(*, text: str, speakers: tuple[str, ...]) -> str:
     """`dense_query` of `text` in a scope of these `speakers` (for callers that embed the
     question themselves and pass recall its `query_vector`)."""
+    return dense_variant(text=text, speakers=speakers, variant=settings.RETRIEVAL_DENSE_QUERY)
+
+
+def dense_variant(*, text: str, speakers: tuple[str, ...], variant: str) -> str:
+    """The question `text` as one of RETRIEVAL_DENSE_QUERY's variants for its vector:
+    - "asked": as it is;
+    - "unnamed": without the scope's speakers' names (the default, above);
+    - "first-person": the speakers' names as the first person they said their lines in
+      ("What does Melanie like?" → "What does I like?", "Melanie's kids" → "my kids"): a turn is
+      said by its speaker, of themselves, so the question is put in the words the answer uses;
+    - "content": unnamed, and without the interrogatives and auxiliaries that make it a question
+      ("When did go to the support group?" → "go to the support group"): a turn states, it
+      rarely asks, and those words pull the vector towards lines that ask something."""
     text = (text or "").strip()
-    if settings.RETRIEVAL_DENSE_QUERY != "unnamed" or not speakers or len(speakers) > MAX_SPEAKERS:
+    if variant == "asked" or not speakers or len(speakers) > MAX_SPEAKERS:
         return text
-    unnamed = " ".join(_names_pattern(tuple(sorted(speakers))).sub(" ", text).split())
+    pattern = _names_pattern(tuple(sorted(speakers)))
+    if variant == "first-person":
+        shifted = pattern.sub(lambda m: " my " if m.group(0)[-2:].lower() in ("'s", "’s") else " I ", text)
+        return " ".join(shifted.split())
+    unnamed = " ".join(pattern.sub(" ", text).split())
+    if variant == "content":
+        unnamed = " ".join(w for w in _QUESTION_WORDS.sub(" ", unnamed).split())
     return unnamed if any(ch.isalnum() for ch in unnamed) else text
+
+
+# What makes a sentence a question rather than a statement: interrogatives, the auxiliaries a
+# question inverts, and its mark (RETRIEVAL_DENSE_QUERY=content).
+_QUESTION_WORDS = re.compile(
+    r"(?<![\w'’])(?:what|when|where|which|who|whom|whose|why|how|did|does|do|is|are|was|were|has|have|had)(?![\w'’])|\?",
+    re.IGNORECASE,
+)
 
 
 @lru_cache(maxsize=64)

@@ -69,7 +69,8 @@ def test_a_list_per_named_speaker_holds_only_their_own_turns(cast, settings, mon
     def lists(query: str) -> set[str]:
         return {why.split(" #")[0] for whys in _why(cast.scope_a, query).values() for why in whys if " said by " in why}
 
-    assert settings.RETRIEVAL_SPEAKER_LISTS == "conjectures"  # the default: it held in the cross-validation
+    assert settings.RETRIEVAL_SPEAKER_LISTS == "conjectures+lists+pairs"  # the default (test_query_variants.py)
+    settings.RETRIEVAL_SPEAKER_LISTS = "conjectures"  # the default before
     assert lists(question) == set()  # not a conjecture
     assert lists(conjecture) == {"vector turn said by Ann", "vector turn said by Bo"}
     assert lists("Would Ann paint the boats?") == {"vector turn said by Ann"}
@@ -117,8 +118,9 @@ def test_lexical_feedback_lends_the_words_two_of_the_best_turns_share(cast, sett
 def test_the_candidate_rules_are_cross_validated():
     alternatives = {c.name: c for c in ALTERNATIVES}
     assert alternatives["speaker lists"].settings == {"RETRIEVAL_SPEAKER_LISTS": "all"}
-    assert alternatives["speaker lists for pairs too"].settings == {"RETRIEVAL_SPEAKER_LISTS": "conjectures+pairs"}
-    assert {c.name: c.settings for c in RULES_OFF}["no speaker lists"] == {"RETRIEVAL_SPEAKER_LISTS": "off"}
+    off = {c.name: c.settings for c in RULES_OFF}
+    assert off["no speaker lists for list questions"] == {"RETRIEVAL_SPEAKER_LISTS": "conjectures+pairs"}
+    assert off["no speaker lists"] == {"RETRIEVAL_SPEAKER_LISTS": "off"}
     assert _list_stage(alternatives["speaker lists"]) != ()  # gathered again: a list of its own
     assert alternatives["lists 100 deep"].settings == {"RETRIEVAL_POOL_MIN": 100}
     assert "RETRIEVAL_LEXICAL_FEEDBACK" in FUSION_SETTINGS  # a second pass after the lists gathered once

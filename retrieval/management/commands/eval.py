@@ -21,6 +21,8 @@ class Command(MemorywebCommand):
                             help="choose the retrieval settings by leave-one-conversation-out cross-validation (retrieval/cv.py)")
         locomo.add_argument("--folds", type=int, help="with --cv: this many grouped folds instead of one per conversation")
         locomo.add_argument("--questions", type=int, help="with --cv: at most this many questions of each conversation")
+        locomo.add_argument("--candidates", default="",
+                            help="with --cv: only these candidates (comma-separated names, retrieval/cv.py; the default always)")
         scenarios = sub.add_parser("scenarios", help="answer accuracy on a team scenario (statements, then questions)")
         scenarios.add_argument("--file", default=str(DEFAULT_SCENARIO), help="a scenario YAML file (default: the shipped team scenario)")
 
@@ -42,14 +44,16 @@ class Command(MemorywebCommand):
         self.emit(options, report, format_report(report))
 
     def _cross_validate(self, principal, options) -> None:
-        from retrieval.cv import cross_validate, format_cv_report
+        from retrieval.cv import candidates_named, cross_validate, format_cv_report
+
+        names = [c.strip() for c in options.get("candidates", "").split(",") if c.strip()]
 
         with progress_bar(label="eval locomo --cv", quiet=options["json"], unit="") as progress:
             report = cross_validate(
                 dataset=options["dataset"], team=personal_team_ensure(user=principal.user),
                 conversations=_conversations(options),
                 k=options["k"], mode=options["mode"], folds=options.get("folds"), questions=options.get("questions"),
-                out=options.get("out"), progress=progress,
+                out=options.get("out"), progress=progress, candidates=candidates_named(names),
             )
         self.emit(options, report, format_cv_report(report))
 
