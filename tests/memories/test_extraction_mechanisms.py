@@ -7,15 +7,15 @@ from datetime import UTC, datetime
 import pytest
 
 from memories.extraction.offline import extract
-from memories.extraction.vocabulary import CORRECTION_ATTRIBUTE, CORRECTS_CURRENT, canonical_attribute, function_key, spelling_folded
+from memories.extraction.vocabulary import CORRECTION_ATTRIBUTE, CORRECTS_CURRENT, function_key, spelling_folded
+from tests.memories.test_extraction_structure import TEAM
+from tests.memories.test_extraction_structure import facts as facts_said
 
 SAID = datetime(2026, 6, 17, 12, tzinfo=UTC)  # a Wednesday
-TEAM = "Orbit"
 
 
-def facts(text: str, *, team: str | None = TEAM, speaker: str = "maya", said: datetime = SAID):
-    return [(f.subject, canonical_attribute(f.attribute), f.value, f.previous_value, f.corrects)
-            for f in extract(text=text, speaker=speaker, occurred_at=said, team=team).facts]
+def facts(text: str, **kwargs):
+    return facts_said(text, said=kwargs.pop("said", SAID), **kwargs)
 
 
 def triples(text: str, **kwargs):
