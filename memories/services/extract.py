@@ -353,17 +353,18 @@ def _latest_said(*, scope: Scope, subject, speaker: str, value: str, said: str =
     """"Sorry, I meant Thursday": the fact of `subject` from the speaker's last episode that had
     one, the one whose value looks like the new one (a day for a day, a number for a number) first.
     An amount corrects only an amount ("scratch that, 6,400" is never a tool's new name): when the
-    last episode holds none, the speaker's latest amount. A correction whose words name the thing
-    ("Actually it's 21 May for returns", "Update on the kickoff: it's actually at De Kroon") corrects
-    the most recent fact of that thing with a value of the same shape, whoever said it (`_thing_said`)."""
-    if named := _thing_said(scope=scope, subject=subject, value=value, said=said):
-        return named
+    last episode holds none, the speaker's latest amount. When the last episode holds nothing alike, a
+    correction whose words name the thing ("Actually it's 21 May for returns", "Update on the kickoff:
+    it's actually at De Kroon") corrects the most recent fact of that thing with a value of the same
+    shape, whoever said it (`_thing_said`)."""
     rows = list(Fact.objects.in_scope(scope).filter(subject=subject, status=FactStatus.ACTIVE, source_episode__speaker=speaker)
                 .exclude(value_normalized=normalize_value(value)).order_by("-source_episode__occurred_at", "-source_episode_id", "-id")[:20])
+    last = [f for f in rows if f.source_episode_id == rows[0].source_episode_id] if rows else []
+    alike = next((f for f in last if _shape(f.value) == _shape(value)), None)
+    if alike is None and (named := _thing_said(scope=scope, subject=subject, value=value, said=said)):
+        return named  # the speaker's last episode held nothing alike: the thing the words name, whoever said it
     if not rows:
         return None
-    last = [f for f in rows if f.source_episode_id == rows[0].source_episode_id]
-    alike = next((f for f in last if _shape(f.value) == _shape(value)), None)
     if alike is None and _shape(value) == "number":
         return next((f for f in rows if _shape(f.value) == "number"), None)
     return alike or last[0]

@@ -100,7 +100,7 @@ def test_an_event_said_with_a_relative_day_gets_that_day(text, value):
 @pytest.mark.parametrize("text, attribute", [
     ("The code freeze for Lisbon starts next Monday.", "lisbon_code_freeze_date"),
     ("The code freeze for Lisbon started on 3 June.", "lisbon_code_freeze_date"),
-    ("The 1.4 upgrade to Postgres 17 is on Friday.", "1_4_upgrade_to_postgres_17_date"),
+    ("The 1.4 upgrade to Postgres 17 is on Friday night.", "1_4_upgrade_to_postgres_17_date"),
 ])
 def test_a_thing_that_says_for_or_to_itself_keeps_its_words(text, attribute):
     assert attribute in [f[1] for f in triples(text)]
@@ -272,3 +272,8 @@ def test_a_coming_day_without_its_year_is_the_next_one():
 
 def test_a_decided_day_stays_in_the_decision():
     assert ("Orbit", "decision", "ship the SDK on 3 July") in triples("We decided to ship the SDK on 3 July.")
+
+
+@pytest.mark.parametrize("text", ["We moved the meeting to Tuesday.", "The demo moved to Thursday."])
+def test_a_weekday_alone_is_no_date(text):
+    assert [f for f in triples(text) if f[1].endswith("_date")] == []

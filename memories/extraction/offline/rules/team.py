@@ -807,6 +807,8 @@ def _relative_day(text: str, said: datetime) -> datetime | None:
     if not m:
         return None
     day, which = m["day"].lower(), (m["which"] or "").lower()
+    if day in _DAY_NAMES and not which and not re.search(r"\s(?:morning|afternoon|evening|night)$", text.strip(" ."), re.I):
+        return None  # "moved the meeting to Tuesday": a weekday alone may be a recurring day, not a date
     start = said.replace(hour=0, minute=0, second=0, microsecond=0)
     if day in {"today", "tonight", "yesterday", "tomorrow"}:
         return start + timedelta(days={"today": 0, "tonight": 0, "yesterday": -1, "tomorrow": 1}[day])
