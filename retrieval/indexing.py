@@ -224,18 +224,11 @@ def _bulk_graphs(*, scope: Scope, state: IndexState, model: str) -> bool:
     RETRIEVAL_SCOPE_GRAPH_AT vectors once its pending turns (three documents each) are indexed. A run
     interrupted before the build leaves the vectors deferred, which recall then searches exactly
     (retrieval/vector.py), and the next full run builds the graphs."""
-    graph_at = int(settings.RETRIEVAL_SCOPE_GRAPH_AT)
-    if not graph_at:
-        return False
-    if scope_graphs(scope_id=scope.pk, model=model):
-        return True
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {SCOPE_VECTORS_UP_TO}, (SELECT count(*) FROM (SELECT 1 FROM memories_turn WHERE scope_id = %s AND id > %s LIMIT %s) t)",
-            [scope.pk, model, graph_at, scope.pk, state.turn_mark, graph_at],
-        )
-        vectors, turns = cursor.fetchone()
-    return vectors + 3 * turns >= graph_at
+    return _graphs_due(
+        scope=scope, model=model,
+        sql=f"SELECT {SCOPE_VECTORS_UP_TO} + 3 * (SELECT count(*) FROM (SELECT 1 FROM memories_turn WHERE scope_id = %s AND id > %s LIMIT %s) t)",
+        params=lambda cap: [scope.pk, model, cap, scope.pk, state.turn_mark, cap],
+    )
 
 
 def reindex_into_own_graphs(*, scope: Scope, model: str) -> bool:
@@ -243,15 +236,22 @@ def reindex_into_own_graphs(*, scope: Scope, model: str) -> bool:
     graphs of the scope's own built before the switch (`scope_graphs_build`): it has them for
     `model` already, or its documents (one vector each) reach RETRIEVAL_SCOPE_GRAPH_AT. Into the
     shared graph, a large scope's vectors would go one graph insert at a time."""
+    return _graphs_due(
+        scope=scope, model=model, sql="SELECT count(*) FROM (SELECT 1 FROM retrieval_searchdocument WHERE scope_id = %s LIMIT %s) d",
+        params=lambda cap: [scope.pk, cap],
+    )
+
+
+def _graphs_due(*, scope: Scope, model: str, sql: str, params: Callable[[int], list]) -> bool:
+    """The scope has graphs of its own for `model`, or `sql` (the vectors it will hold, counted up
+    to the cap `params` is given) reaches RETRIEVAL_SCOPE_GRAPH_AT."""
     graph_at = int(settings.RETRIEVAL_SCOPE_GRAPH_AT)
     if not graph_at:
         return False
     if scope_graphs(scope_id=scope.pk, model=model):
         return True
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM retrieval_searchdocument WHERE scope_id = %s LIMIT %s) d", [scope.pk, graph_at]
-        )
+        cursor.execute(sql, params(graph_at))
         return cursor.fetchone()[0] >= graph_at
 
 
