@@ -27,7 +27,7 @@ from memories.normalize import normalize_name, normalize_value
 from retrieval.intents import asks_history, attributes_asked, mentions_first_person, priority_attributes, reverse_asked
 from retrieval.search import RecallItem, RecallResult, recall_evidence
 from retrieval.search.question import entities_named, speaker_entity
-from retrieval.spans import asks_end, date_span, expected_kind, fits
+from retrieval.spans import date_span, expected_kind, fits
 from retrieval.temporal import as_of_in_question, parse_time
 
 logger = logging.getLogger("memoryweb.retrieval")
@@ -252,8 +252,6 @@ def _direct_answer(*, scope: Scope, question: str, speaker: str, facts: list[Rec
     kind = expected_kind(question)
     named = f" {normalize_name(question)} "
     chosen = [f for f in chosen if fits(kind, attribute=f.attribute, value=f.value) or (kind == "date" and f" {f.value_normalized} " in named)]
-    if kind == "date" and asks_end(question):
-        chosen = [f for f in chosen if "end" in f.attribute.split("_")]  # "when did the freeze end?" is not its start's day
     if not chosen:
         return "", []  # "when did the app ship?" is not answered by the app's framework; "when did we move to X?" by X's since-date
     if re.match(r"^\s*how\s+(?:many|much)\b", question, re.I) and not any(re.search(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|hundred|thousand)\b", f.value, re.I) for f in chosen):
@@ -280,7 +278,6 @@ def _terms(text: str) -> set[str]:
     text = re.sub(r"\boff[- ]sites?\b", "offsite", text)  # spellings of one word
     text = re.sub(r"\bstand[- ]ups?\b", "standup", text)
     text = re.sub(r"\bea\b", "early access", text)  # an abbreviation teams say
-    text = re.sub(r"(?<=[a-z])-(?=[a-z])", " ", text)  # "end-to-end", "kick-off": the words of a phrase (FUNCTION_PHRASES)
     text = re.sub(r"\b(?:go|goes|went|gone|going)\s+live\b", "launch", text)  # a launch, not a home
     for phrase, key in FUNCTION_PHRASES.items():  # "continuous integration" is CI
         text = re.sub(rf"\b{re.escape(phrase)}\b", key, text)
@@ -534,10 +531,7 @@ def _evidence_answer(question: str, items: list[RecallItem], *, scope: Scope | N
     if not said:
         return "", None
     scored = []
-    ending = asks_end(question)
     for rank, item in enumerate(items):
-        if ending and item.kind == "fact":
-            continue  # a fact's sentence says one day ("the freeze is on 8 December"), what the turn said holds the end
         for sentence in re.split(r"(?<=[.!?])\s+", item.text or ""):
             if sentence.rstrip().endswith("?"):
                 continue
@@ -582,10 +576,7 @@ def _answering_span(question: str, sentence: str, item: RecallItem, *, scope: Sc
     team = team_name(scope) if scope is not None else None
     if expected_kind(question) == "date":  # "when …?": a date said in the sentence, or none (a name is no answer)
         verb = [w for w in re.findall(r"[a-z]+", question.lower()) if w not in _STOP]
-        near = {_word(verb[-1])} if verb else set()
-        if asks_end(question):
-            near |= {"until", "till", "through", "ends", "ending", "finishes", "closes"}  # "runs until 5 January": the end's day
-        return date_span(sentence, item.occurred_at, near=near)
+        return date_span(sentence, item.occurred_at, near={_word(verb[-1])} if verb else set())
     extraction = extract(text=sentence, speaker=item.speaker or "user", occurred_at=item.occurred_at or timezone.now(), team=team)
     candidates = []
     for fact in extraction.facts:

@@ -45,15 +45,6 @@ def expected_kind(question: str) -> str | None:
     return None
 
 
-_ASKS_END = re.compile(r"\b(?:end|ends|ended|finish|finishes|finished|close|closes|closed|wrap up|wrapped up|run until|last until)\s*\??\s*$", re.I)
-
-
-def asks_end(question: str) -> bool:
-    """"When did the freeze end?", "when does the sale finish?": the day something ends, which a
-    thing's day (when it starts or happens) does not answer."""
-    return bool(_ASKS_END.search(question)) and not re.search(r"\bin the end\s*\??\s*$", question, re.I)
-
-
 def holds_date(value: str) -> bool:
     """True when a value says a day, a month, a year, a weekday or a time of day."""
     return bool(re.search(rf"\b(?:{_MONTHS}|{_WEEKDAY})s?\b|\b(?:19|20)\d\d\b|\b\d{{1,2}}[:.]\d{{2}}\b|\b\d{{1,2}}\s*(?:am|pm)\b|"

@@ -101,12 +101,6 @@ FUNCTION_SYNONYMS = {
     "sound": "audio", "videoconferencing": "video", "videocalls": "video", "reporter": "report",
     "neighborhood": "neighbourhood", "neighbourhoods": "neighbourhood", "neighborhoods": "neighbourhood", "district": "neighbourhood",
     "wikis": "wiki", "retrospective": "retro", "retrospectives": "retro",
-    # abbreviations and other names a team uses for one thing (fifth pass): said or asked, one key
-    "dwh": "data_warehouse", "iac": "infra", "infrastructure": "infra", "bi": "dashboard", "observability": "monitoring",
-    "apm": "monitoring", "e2e": "e2e", "k8s": "kubernetes", "kube": "kubernetes", "etl": "data_pipeline", "elt": "data_pipeline",
-    "kick-off": "kickoff", "kickoffs": "kickoff", "messenger": "chat", "im": "chat", "vcs": "code", "scm": "code",
-    "tests": "test", "testing": "test", "secrets": "secret", "passwords": "password", "creds": "credential",
-    "credentials": "credential", "flags": "flag", "toggles": "flag", "toggle": "flag",
 }  # fmt: skip
 # Function names of more than one word, said as one ("continuous integration" is CI).
 FUNCTION_PHRASES = {
@@ -116,10 +110,6 @@ FUNCTION_PHRASES = {
     "crash reports": "crash_report", "crash reporter": "crash_report", "crash reporters": "crash_report", "on call": "on_call",
     "source code": "code", "knowledge base": "wiki", "video calls": "video", "video call": "video", "video conferencing": "video",
     "video meetings": "video", "build server": "ci", "build servers": "ci", "build system": "ci", "stand up": "standup", "stand-up": "standup", "daily sync": "standup", "early access": "early_access",
-    "end to end": "e2e", "business intelligence": "dashboard", "infrastructure as code": "infra", "data warehouse": "data_warehouse",
-    "kick off": "kickoff", "feature flags": "flag", "feature flag": "flag", "feature toggles": "flag", "line manager": "manager",
-    "password manager": "password", "password management": "password", "secret management": "secret", "secrets management": "secret",
-    "issue tracker": "ticket", "bug tracker": "ticket", "build pipeline": "ci", "build pipelines": "ci",
 }  # fmt: skip
 
 # "Actually, it's Porto, not Lisbon" names no attribute: the extractor says this, and the memory
@@ -166,38 +156,15 @@ def canonical_attribute(attribute: str) -> str:
     return key
 
 
-# British and American spellings of one word fold to one form, said or asked: "standardise" and
-# "standardize", "flavour" and "flavor", "catalogue" and "catalog", "centre" and "center". The fold is
-# the same on both sides, so a word it over-folds ("size" → "sise") still meets itself.
-_SPELLINGS = [
-    (re.compile(r"(?<=[a-z]{2})iz(?=e|ed|es|ing|ation|ations|er|ers\b)"), "is"),
-    (re.compile(r"(?<=[a-z]{2})yz(?=e|ed|es|ing|er|ers\b)"), "ys"),
-    (re.compile(r"(?<=[a-z]{2}[bcdfghlmnprstvzi])our(?=(?:s|ed|ing|ite|ites|ful|hood|hoods|able|er|ers)?\b)"), "or"),
-    (re.compile(r"(?<=[a-z]{3})ogue(?=s?\b)"), "og"),
-    (re.compile(r"(?<=[a-z]{3})(?P<c>[tb])re(?=s?\b)"), r"\g<c>er"),
-    (re.compile(r"(?<=[a-z]{3})amme(?=s?\b)"), "am"),
-    (re.compile(r"\blicence"), "license"),
-]
-# Words that say how much of a function, not which one ("all the infra" is the infra).
-_QUANTIFIERS = {"all", "every", "each", "some", "any", "most", "whole", "entire", "main", "primary", "management"}
-
-
-def spelling_folded(text: str) -> str:
-    """One spelling of each word for British and American forms (lowercase text)."""
-    for pattern, replacement in _SPELLINGS:
-        text = pattern.sub(replacement, text)
-    return text
-
-
 def function_key(words: str) -> str:
     """"the billing service" → "payment", "on-call" → "on_call", "CI" → "ci", "dashboards" → "dashboard"."""
     out = []
-    words = spelling_folded(" ".join(words.lower().replace("-", " ").replace("_", " ").split()))
+    words = " ".join(words.lower().replace("-", " ").replace("_", " ").split())
     for phrase, key in FUNCTION_PHRASES.items():
         words = re.sub(rf"\b{re.escape(phrase)}\b", key.replace("_", "\u0000"), words)
     for word in words.split():
         word = word.replace("\u0000", "_")
-        if word in {"the", "our", "a", "an", "my", "for", "of", "team", "team's"} or word in TOOL_WORDS or word in _QUANTIFIERS:
+        if word in {"the", "our", "a", "an", "my", "for", "of", "team", "team's"} or word in TOOL_WORDS:
             continue
         word = FUNCTION_SYNONYMS.get(word, word)
         if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):

@@ -36,7 +36,7 @@ from memories.extraction import extractors
 from memories.extraction.extractors import Extractor
 from memories.extraction.schemas import ExtractedFact, Extraction, ReconcileDecision
 from memories.extraction.vocabulary import (
-    CORRECTION_ATTRIBUTE, CORRECTS_CURRENT, REPLACEMENT_ATTRIBUTE, SINGLE_VALUED_SUFFIXES, canonical_attribute, function_key, is_single_valued,
+    CORRECTION_ATTRIBUTE, CORRECTS_CURRENT, REPLACEMENT_ATTRIBUTE, SINGLE_VALUED_SUFFIXES, canonical_attribute, is_single_valued,
 )
 from memories.models import EmbeddingTarget, Episode, EpisodeStatus, EntityKind, Fact, FactStatus, Mention, MentionRole, Review, Scope
 from memories.normalize import normalize_value
@@ -224,8 +224,7 @@ def _extract(episode: Episode, extractor: Extractor) -> ExtractionOutcome:
         changes = []
         for index, extracted in enumerate(extraction.facts):
             if canonical_attribute(extracted.attribute) == CORRECTION_ATTRIBUTE:
-                extracted = _correction_placed(extracted, scope=scope, resolver=resolver, subjects=[speaker_entity, team_entity], speaker=speaker,
-                                               said=episode.text)
+                extracted = _correction_placed(extracted, scope=scope, resolver=resolver, subjects=[speaker_entity, team_entity], speaker=speaker)
                 if extracted is None:
                     continue  # "it's Porto, not Lisbon" with no Lisbon known: nothing to correct
             if canonical_attribute(extracted.attribute) == REPLACEMENT_ATTRIBUTE:
@@ -349,45 +348,20 @@ def _current_value(*, scope: Scope, new: NewFact) -> str | None:
     return fact.value if fact is not None and fact.value_normalized != new.value_normalized else None
 
 
-def _latest_said(*, scope: Scope, subject, speaker: str, value: str, said: str = "") -> Fact | None:
+def _latest_said(*, scope: Scope, subject, speaker: str, value: str) -> Fact | None:
     """"Sorry, I meant Thursday": the fact of `subject` from the speaker's last episode that had
     one, the one whose value looks like the new one (a day for a day, a number for a number) first.
     An amount corrects only an amount ("scratch that, 6,400" is never a tool's new name): when the
-    last episode holds none, the speaker's latest amount. When the last episode holds nothing alike, a
-    correction whose words name the thing ("Actually it's 21 May for returns", "Update on the kickoff:
-    it's actually at De Kroon") corrects the most recent fact of that thing with a value of the same
-    shape, whoever said it (`_thing_said`)."""
+    last episode holds none, the speaker's latest amount."""
     rows = list(Fact.objects.in_scope(scope).filter(subject=subject, status=FactStatus.ACTIVE, source_episode__speaker=speaker)
                 .exclude(value_normalized=normalize_value(value)).order_by("-source_episode__occurred_at", "-source_episode_id", "-id")[:20])
-    last = [f for f in rows if f.source_episode_id == rows[0].source_episode_id] if rows else []
-    alike = next((f for f in last if _shape(f.value) == _shape(value)), None)
-    if alike is None and (named := _thing_said(scope=scope, subject=subject, value=value, said=said)):
-        return named  # the speaker's last episode held nothing alike: the thing the words name, whoever said it
     if not rows:
         return None
+    last = [f for f in rows if f.source_episode_id == rows[0].source_episode_id]
+    alike = next((f for f in last if _shape(f.value) == _shape(value)), None)
     if alike is None and _shape(value) == "number":
         return next((f for f in rows if _shape(f.value) == "number"), None)
     return alike or last[0]
-
-
-_PLAIN = frozenset("the a an it its is was are were be been will it's that this of for to in on at and but so not no yes still same "
-                   "actually sorry meant mean wait update".split())
-
-
-def _thing_said(*, scope: Scope, subject, value: str, said: str) -> Fact | None:
-    """The most recent active fact of `subject` (anyone's) whose value has the shape of `value` and
-    whose attribute a word of the correction's text names, in the words attributes use
-    (`function_key`: "returns" is the returns_feature_date's, "kick-off" the kickoff's)."""
-    rest = re.sub(re.escape(value), " ", said, flags=re.I) if value else said
-    words = {function_key(w) for w in re.findall(r"[a-z0-9][a-z0-9\-]*", rest.lower()) if w not in _PLAIN and len(w) > 2} - {""}
-    if not words:
-        return None
-    rows = (Fact.objects.in_scope(scope).filter(subject=subject, status=FactStatus.ACTIVE).exclude(value_normalized=normalize_value(value))
-            .exclude(attribute__in=["decision", "uses"]).order_by("-source_episode__occurred_at", "-id")[:60])
-    for fact in rows:
-        if _shape(fact.value) == _shape(value) and words & {function_key(w) for w in fact.attribute.split("_")}:
-            return fact
-    return None
 
 
 _WEEKDAY = re.compile(r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b", re.I)
@@ -401,8 +375,7 @@ def _shape(value: str) -> str:
     return "name" if value[:1].isupper() else "words"
 
 
-def _correction_placed(extracted: ExtractedFact, *, scope: Scope, resolver: Resolver, subjects: list, speaker: str = "",
-                       said: str = "") -> ExtractedFact | None:
+def _correction_placed(extracted: ExtractedFact, *, scope: Scope, resolver: Resolver, subjects: list, speaker: str = "") -> ExtractedFact | None:
     """"Actually, it's Porto, not Lisbon" names no attribute: the one of the active fact, of the
     speaker (or the team), whose value is the wrong one; "Sorry, I meant Porto" names no wrong
     value either: a fact of the speaker's last episode (`CORRECTS_CURRENT`, `_latest_said`). None when there is
@@ -415,7 +388,7 @@ def _correction_placed(extracted: ExtractedFact, *, scope: Scope, resolver: Reso
         if subject is None or not wrong:
             continue
         if current:
-            found = _latest_said(scope=scope, subject=subject, speaker=speaker, value=extracted.value, said=said)
+            found = _latest_said(scope=scope, subject=subject, speaker=speaker, value=extracted.value)
             if found is not None:
                 candidates.append(found)
             continue
@@ -447,15 +420,8 @@ def _correction_placed(extracted: ExtractedFact, *, scope: Scope, resolver: Reso
             if normalize_value(fact.value) != wrong and re.search(rf"\b{re.escape(extracted.corrects or '')}\b", fact.value, re.I) and _shape(value) == "day":
                 value = re.sub(rf"\b{re.escape(extracted.corrects or '')}\b", value, fact.value, flags=re.I)  # "on Thursday afternoons"
             if year := re.fullmatch(r".*?(,? \d{4})", fact.value):
-                if not re.search(r"\d{4}", value) and ((not current and fact.value.lower().startswith((extracted.corrects or "").lower()))
-                                                        or (current and re.fullmatch(r"\d{1,2} [A-Za-z]+", value))):
+                if not current and not re.search(r"\d{4}", value) and fact.value.lower().startswith((extracted.corrects or "").lower()):
                     value += year[1]  # "9 December, not 2 December" of "2 December 2026": the same year
-            held_ordinals = re.findall(r"\b\d{1,2}(?:st|nd|rd|th)\b", fact.value)
-            if current and re.fullmatch(r"\d{1,2}(?:st|nd|rd|th)", value) and len(held_ordinals) == 1:
-                value = fact.value.replace(held_ordinals[0], value)  # "scratch that, the 3rd" of "on the 1st of each month": the part of its shape
-            if (part := re.fullmatch(r"(?P<venue>[^,]+), (?P<town>[^,]+)", fact.value)) and "," not in value and _shape(value) == "name" \
-                    and normalize_value(value) != normalize_value(part["town"]) and re.search(rf"\b(?:{re.escape(part['venue'])}|{re.escape(part['town'])})\b", said, re.I):
-                value = f"{value}, {part['town']}"  # "Hotel Arena double-booked us, so it's actually at De Kroon": the venue, the town kept
             sentence = fact.sentence.replace(fact.value, value) if fact.value in fact.sentence else extracted.sentence
             return extracted.model_copy(update={
                 "value": value, "subject": fact.subject.name, "attribute": fact.attribute, "sentence": sentence, "corrects": fact.value,

@@ -5,7 +5,7 @@ import re
 
 from memories.extraction.offline.context import Clause, Context
 from memories.extraction.offline.dates import take_dates
-from memories.extraction.offline.rules.team import TEAM_THINGS, due_date, singular, verb_base
+from memories.extraction.offline.rules.team import due_date, verb_base
 from memories.extraction.offline.subjects import correction_taken, read_clause, team_said_as_we
 from memories.extraction.offline.words import PREDICATE_VERBS
 from memories.extraction.vocabulary import CORRECTS_CURRENT
@@ -17,7 +17,6 @@ _DISCOURSE = re.compile(
     r"anyhow|in fact|as you know|you know|speaking of which|news|big news|update|correction|to correct myself|sorry|"
     r"i mean|i meant|wait|my mistake|my bad|scratch that|i was wrong|i misspoke|oops|let me correct that|to correct that|"
     r"that is wrong|that was wrong|that is not right|that is incorrect|i got that wrong|i had that wrong|"
-    r"i should have said|i should have written|i meant to say|i meant to write|what i meant was|what i meant is|typo|"
     r"to clarify|to be clear|from today|starting today|from now on|effective today|effective immediately|these days|nowadays|currently|at the moment|right now|for now|as of (?:now|today)|as things stand)\b[\s,:!.-]*)+",
     re.I,
 )
@@ -27,16 +26,10 @@ _DISCOURSE = re.compile(
 # offsite is in Porto", "Sorry, I meant Porto"). Not "actually" alone: chat says it all the time.
 _CORRECTION_MARK = re.compile(
     r"^(?:correction|to correct myself|to correct that|sorry,?\s+i meant|sorry,?\s+correction|i meant|my mistake|my bad|scratch that|"
-    r"i was wrong|i misspoke|oops|no wait|wait,?\s+no|wait(?=,)|let me correct that|that is wrong|that was wrong|that is not right|"
-    r"that is incorrect|i got that wrong|i had that wrong|i should have said|i should have written|i meant to (?:say|write)|"
-    r"what i meant (?:was|is)|typo)\b",
+    r"i was wrong|i misspoke|oops|no wait|wait,?\s+no|let me correct that|that is wrong|that was wrong|that is not right|"
+    r"that is incorrect|i got that wrong|i had that wrong)\b",
     re.I,
 )
-# "It's actually De Kroon", "Actually, it's 21 May for returns": "actually" with "it" or "that" (a
-# thing said before) as the subject says the value said before was wrong. "Actually" alone does not.
-# The value must be one ("De Kroon", "21 May", "the 3rd"): "it's actually kind of fun" corrects nothing.
-_ACTUALLY_IT = re.compile(r"^(?:actually,?\s+(?:it|that)\s+(?:is|was|will be)|(?:it|that)\s+(?:is|was|will be)\s+actually)"
-                          r"\s+(?:(?:in|at|on)\s+)?(?:the\s+)?(?-i:[A-Z0-9])", re.I)
 
 
 _WRONG_ABOUT = re.compile(
@@ -79,7 +72,7 @@ def normalise(text: str) -> str:
     return text
 
 
-_DISCOURSE_LEAD = re.compile(r"^(?:(?:oh|ah|well|so|no|ok|okay|um|uh|hey|sorry(?=,?\s+(?:correction|my|scratch|i was|oops|i should|typo)))\b[\s,:!.-]*)+", re.I)
+_DISCOURSE_LEAD = re.compile(r"^(?:(?:oh|ah|well|so|no|ok|okay|um|uh|hey|sorry(?=,?\s+(?:correction|my|scratch|i was|oops)))\b[\s,:!.-]*)+", re.I)
 
 _ABBREVIATIONS = {"mr", "mrs", "ms", "dr", "st", "jr", "sr", "prof", "inc", "ltd", "co", "vs", "etc", "mt", "ft", "e.g", "i.e"}
 _SENTENCE_END = re.compile(r"([.!?]+)[\"')\]]*(?:\s+|$)|\n+")
@@ -130,55 +123,20 @@ def _expand(sentence: str) -> str:
     return _IS_CONTRACTED.sub(lambda m: m[0] if _AFTER_VERB.search(sentence[: m.start()]) else f"{m[1]} is ", sentence)
 
 
-# "For the record, CI runs on TeamCity", "Just so you know, …", "As promised, …": a leading phrase
-# before a comma that says no time, place or name frames the clause and is no part of it.
-_LEAD_PHRASE = re.compile(r"^(?P<lead>(?:for|as|just|to|in|with|between|among|from)\b[^,]{1,30}?),\s+(?P<rest>\S+(?:\s+\S+){2,}.*)$", re.I)
-_LEAD_KEEPS = re.compile(r"\d|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun)[a-z]*\b|"
-                         r"\b(?:today|yesterday|tomorrow|week|month|year|morning|afternoon|evening|night|spring|summer|autumn|fall|winter|"
-                         r"now|then|past|future|meantime|end|start|beginning|while|case|order|addition)\b|(?<!^)(?-i:[A-Z])", re.I)
-
-
-def _lead_phrase_dropped(piece: str) -> str:
-    m = _LEAD_PHRASE.match(piece)
-    return m["rest"] if m and not _LEAD_KEEPS.search(m["lead"]) else piece
-
-
 _SUBJECT_START = r"(?:i|we|he|she|my)\b"
 _CLAUSE_SPLIT = re.compile(
     rf";|\s+-+\s+|,?\s+(?:and|but|so|because|although|though|while|whereas|since|plus|and then|and now|but now)\s+(?={_SUBJECT_START})"
     rf"|,\s+(?={_SUBJECT_START})|,?\s+(?:and|and then|and also|then)\s+(?={PREDICATE_VERBS}\b)"
     r"|,\s+(?:and|but|so)\s+(?=(?:the|our)\s)|\s+and\s+(?=(?:the|our)\s+[\w\- ]{1,30}?\s+(?:is|are|was|were|has|have)\s)|,\s+(?:which|who|where|so|but)\b|,\s+(?=(?:based|living|located)\s+in\b)"
-    r"|,\s+(?=(?-i:[A-Z])\w+(?:\s+(?-i:[A-Z])\w+)?\s+(?:is|was|were|are|has|had)\b)"
-    # "…, first round is on whoever broke prod", "…, the dates stay the same": a comma before a new subject and its verb
-    # "…, check your email for the invite": a comma before an imperative starts another clause
-    r"|,\s+(?=(?:please\s+)?(?:check|ping|ask|tag|let|see|make sure|remember|send|book|grab|shout|reach out)\s)"
-    r"|,\s+(?!(?:it|that|this|there|which|who|what)\s)(?=(?:the\s+|our\s+|a\s+)?(?-i:[a-z])[\w\-]*(?:\s+(?-i:[a-z])[\w\-]*)?\s+(?:is|are|was|were)\s)",
+    r"|,\s+(?=(?-i:[A-Z])\w+(?:\s+(?-i:[A-Z])\w+)?\s+(?:is|was|were|are|has|had)\b)",
     re.I,
 )
-
-
-# "The 2027 budget got approved: 520,000 euros", "the venue was confirmed: Het Bos": a colon after a
-# verb of settling is the copula ("the 2027 budget is 520,000 euros").
-_SETTLED_COLON = re.compile(r"^(?P<np>(?:the|our)\s+[^:,]{1,40}?)\s+(?:got|was|were|has been|have been|is|are|just got)\s+"
-                            r"(?:approved|confirmed|set|fixed|finali[sz]ed|agreed|announced|decided|signed off|locked in|booked)\s*:\s*(?P<value>\S.*)$", re.I)
-# "the winter retreat this year", "our offsite next year": the year names which one, it does not date the statement.
-_THING_YEAR = re.compile(r"^(?P<the>the|our)\s+(?P<thing>[a-z][\w\-]*(?:\s+[a-z][\w\-]*){0,2}?)\s+(?P<which>this|next|last)\s+year(?:'s)?\b", re.I)
-
-
-def _thing_year(text: str, ctx: Context) -> str:
-    m = _THING_YEAR.match(text)
-    if not m or not ctx.team or singular(m["thing"].split()[-1]).lower() not in TEAM_THINGS | {"retreat", "retreats", "kick-off"}:
-        return text
-    year = ctx.occurred_at.year + {"this": 0, "next": 1, "last": -1}[m["which"].lower()]
-    return f"{m['the']} {year} {m['thing']}{text[m.end():]}"
 
 
 def read_sentence(sentence: str, ctx: Context) -> None:
     if sentence.rstrip("\"') ").endswith("?"):
         return  # a question states nothing
     sentence = _expand(sentence.rstrip(".!?\"' "))
-    if settled := _SETTLED_COLON.match(sentence):
-        sentence = f"{settled['np']} is {settled['value']}"
     rest, said, label = label_taken(_DISCOURSE_LEAD.sub("", sentence))
     sentence = rest if label else sentence
     if said == "decides" and ctx.team and not re.match(r"(?:we|the team|our team|it was)\b", sentence, re.I):
@@ -198,16 +156,13 @@ def read_sentence(sentence: str, ctx: Context) -> None:
             correcting = CORRECTS_CURRENT  # "I was wrong about the time: …" names the thing, not the value
         pieces = [p.strip(" ,") for p in _CLAUSE_SPLIT.split(about["rest"]) if p and p.strip(" ,")]
     for piece in pieces:
-        actually_it = bool(_ACTUALLY_IT.match(piece))
-        piece = _lead_phrase_dropped(_DISCOURSE.sub("", piece).strip(" ,"))
+        piece = _DISCOURSE.sub("", piece).strip(" ,")
         if not piece or len(piece) > MAX_CLAUSE_CHARS:
             continue
-        clause = Clause(text=_thing_year(team_said_as_we(piece, ctx), ctx), typed_lowercase=typed_lowercase, topic=label or None)
+        clause = Clause(text=team_said_as_we(piece, ctx), typed_lowercase=typed_lowercase, topic=label or None)
         correction_taken(clause)
         if correcting and not clause.corrects:
             clause.corrects = correcting
-        elif actually_it and not clause.corrects:
-            clause.corrects = CORRECTS_CURRENT
         if due_date(clause.text, clause, ctx):  # "the launch is on 12 May": the date is the value
             continue
         event_at = ctx.event_at

@@ -29,8 +29,6 @@ _DATE_PATTERNS: list[tuple[str, re.Pattern]] = [
         ),
     ),
     ("mdy", re.compile(rf"\b(?:(since|from)\s+|on\s+|in\s+)?((?:{_MONTHS})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}})\b", re.I)),
-    # "moved to Bitwarden on 1 March", "since 6 October": a day and month without the year, read by the clause's tense
-    ("dm", re.compile(rf"\b(since|from|on)\s+(?:the\s+)?((?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTHS})|(?:{_MONTHS})\s+\d{{1,2}}(?:st|nd|rd|th)?))\b(?!,?\s+\d{{4}})(?!\s*(?:to|-|until|till)\s*\d)", re.I)),
     (
         "month_year",
         re.compile(rf"\b(?:(since|from)\s+|(?:back\s+)?in\s+|during\s+)?((?:early|late|mid-?)\s*)?((?:{_MONTHS})\.?,?\s+(?:of\s+)?\d{{4}})\b", re.I),
@@ -40,26 +38,19 @@ _DATE_PATTERNS: list[tuple[str, re.Pattern]] = [
     ("for", re.compile(rf"\bfor\s+(?:the\s+(?:last|past)\s+)?({_NUM}|\d+)\s+({_UNIT})\b", re.I)),
     ("last_unit", re.compile(r"\b(?:(?:as of|from|starting)\s+)?(last|this|past)\s+(week|weekend|month|year|night|morning|evening|afternoon)\b", re.I)),
     ("season", re.compile(r"\b(last|this|in the)\s+(summer|winter|spring|fall|autumn)\b", re.I)),
-    ("weekday", re.compile(rf"\b(?:(last|this|on|since)\s+)({_WEEKDAYS})\b(?!\s+(?:mornings|afternoons|evenings|nights)\b)", re.I)),
+    ("weekday", re.compile(rf"\b(?:(last|this|on)\s+)({_WEEKDAYS})\b(?!\s+(?:mornings|afternoons|evenings|nights)\b)", re.I)),
     ("month", re.compile(rf"\b(?:(since|from|as of|starting(?: in)?|effective)\s+|(?:back\s+)?in\s+|last\s+)(?:early\s+|late\s+|mid-?\s*)?({_MONTHS})\b(?!\s+\d)", re.I)),
     ("day", re.compile(r"\b(?:(?:as of|from|starting)\s+)?(yesterday|today|tonight|the other day|earlier today)\b", re.I)),
 ]
-
-
-_PAST_VERB = re.compile(r"\b(?:was|were|had|did|went|got|took|made|came|began|left|moved|switched|migrated|shipped|launched|started|joined|\w{3,}ed)\b", re.I)
 
 
 def take_dates(text: str, ctx: Context) -> tuple[str, datetime | None]:
     """Remove date phrases from a clause; the first one that resolves is when its facts began."""
     found: datetime | None = None
     present_perfect = bool(re.search(r"\b(?:have|has)\b", text, re.I))
-    past = present_perfect or bool(_PAST_VERB.search(text))
-    decided = bool(re.search(r"\b(?:decided|decide|agreed|agree|voted|planned|plan|chose|resolved)\s+(?:to|that|on)\b|\bdecision\b", text, re.I))
     for kind, pattern in _DATE_PATTERNS:
-        if kind == "dm" and decided:
-            continue  # "we decided to ship X on 14 May": the day is what was decided, kept in its words
         while match := pattern.search(text):
-            resolved, is_event = _resolve(kind, match, ctx, present_perfect, past)
+            resolved, is_event = _resolve(kind, match, ctx, present_perfect)
             text = (text[: match.start()] + " " + text[match.end() :]).strip()
             text = re.sub(r"\s{2,}", " ", text)
             if resolved is not None and found is None:
@@ -74,7 +65,7 @@ def _midnight(day, ctx: Context) -> datetime:
     return datetime.combine(day, time.min, tzinfo=ctx.tz)
 
 
-def _resolve(kind: str, match: re.Match, ctx: Context, present_perfect: bool, past: bool = True) -> tuple[datetime | None, bool]:
+def _resolve(kind: str, match: re.Match, ctx: Context, present_perfect: bool) -> tuple[datetime | None, bool]:
     """(when, whether it says when something happened) for one date phrase."""
     now = ctx.occurred_at.astimezone(ctx.tz)
     today = now.date()
@@ -84,14 +75,6 @@ def _resolve(kind: str, match: re.Match, ctx: Context, present_perfect: bool, pa
         return None, False
     if kind == "iso":
         return _parse(groups[0], ctx), True
-    if kind == "dm":
-        parsed = _parse(groups[1], ctx)
-        if parsed is None:
-            return None, False
-        if past is False and parsed.date() < today:  # "he starts on 1 October": the coming one
-            parsed = parsed.replace(year=parsed.year + 1)
-        since = groups[0].lower() in {"since", "from"}
-        return parsed, not since
     if kind in {"dmy", "mdy"}:
         return _parse(groups[1], ctx), not since
     if kind == "month_year":
@@ -131,8 +114,7 @@ def _resolve(kind: str, match: re.Match, ctx: Context, present_perfect: bool, pa
     if kind == "weekday":
         weekday = _WEEKDAYS.split("|").index(groups[1].lower())
         back = (today.weekday() - weekday) % 7 or 7
-        # "we've been on Shortcut since Monday": when it began, not an event of the text
-        return _midnight(today - timedelta(days=back), ctx), groups[0].lower() != "since"
+        return _midnight(today - timedelta(days=back), ctx), True
     if kind == "month":
         month = _month_number(groups[1])
         start = today.replace(month=month, day=1)

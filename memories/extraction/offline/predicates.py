@@ -5,7 +5,6 @@ import re
 
 from memories.extraction.offline.context import Clause, Context, Predicate
 from memories.extraction.offline.rules import RULES
-from memories.extraction.offline.rules.work import start_day
 
 # Adverbs that change nothing we store; removed from predicates (lowercase only, so a name
 # like "Just Eat" survives).
@@ -86,5 +85,4 @@ def predicate_read(text: str, subject: str, clause: Clause, ctx: Context, *, fir
     for rule in RULES:
         if rule(pred, subject, clause, ctx, confidence):
             break
-    start_day(pred, subject, clause, ctx, confidence)
     return len(ctx.facts) > before

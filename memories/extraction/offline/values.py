@@ -22,11 +22,6 @@ def cut_value(text: str) -> str:
     return (text[: match.start()] if match else text).strip(" .,'\"")
 
 
-# Products are named in lowercase too: a domain ("incident.io", "cal.com", "node.js") or a lowercase
-# camel ("iCloud", "macOS", "eBay"). A tool's name, never a place's.
-PRODUCT_SPELLING = re.compile(r"[a-z][a-z0-9]*\.(?:io|ai|com|dev|app|js|so|co|net|org|sh|cloud|run|tech|ly|me|fm|gg|to)|[a-z]{1,4}[A-Z][A-Za-z0-9]+")
-
-
 def proper_name(value: str, clause: Clause, *, name: bool = False, allow_lowercase: bool = True) -> str | None:
     """A place, organisation or name: capitalised (or any word in all-lowercase chat), short,
     not a description ("a startup", "my place")."""

@@ -8,11 +8,11 @@ Stripe to Adyen" speak of one thing, and the second supersedes the first."""
 
 import calendar
 import re
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from memories.extraction.offline.context import Clause, Context, Predicate
 from memories.extraction.offline.facts import fact_add
-from memories.extraction.offline.values import PRODUCT_SPELLING, cut_value, job_title, plain_value, proper_name, snake_case
+from memories.extraction.offline.values import cut_value, job_title, plain_value, proper_name, snake_case
 from memories.extraction.offline.words import NAME, NOT_NAMES
 from memories.extraction.vocabulary import (
     FUNCTION_PHRASES, FUNCTION_SYNONYMS, REPLACEMENT_ATTRIBUTE, TOOL_WORDS, canonical_attribute, function_key, tool_attribute,
@@ -28,15 +28,7 @@ _LEAD = r"lead|leads|led|run|runs|ran|head|heads|headed|manage|manages|managed|a
 
 
 def _tool(value: str, clause: Clause) -> str | None:
-    value = cut_value(value)
-    if PRODUCT_SPELLING.fullmatch(value.strip(" .,")):
-        return value.strip(" .,")  # "incident.io", "iCloud": a product's own lowercase spelling
-    return proper_name(value, clause)
-
-
-def _named(value: str) -> bool:
-    """A product's name: capitalised, or opening with a digit ("1Password", "37signals", "8x8")."""
-    return value[:1].isupper() or bool(re.match(r"\d+[A-Za-z]", value))
+    return proper_name(cut_value(value), clause)
 
 
 def _function_ok(fn: str) -> bool:
@@ -62,11 +54,6 @@ TEAM_THINGS = frozenset(
     "demo review launch release sprint hackathon workshop summit conference party dinner lunch office offices hq "
     "headquarters budget deadline repo repository roadmap owner lead grooming refinement standups retros".split()
 )
-
-
-_CALENDAR_WORD = re.compile(r"(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|weekdays?|weekends?)", re.I)
-# Team things that are no event held somewhere ("the repo is on GitHub" is a tool).
-_NOT_EVENTS = frozenset("repo repository budget deadline roadmap owner lead office offices hq headquarters".split())
 
 
 def known_function(fn: str) -> bool:
@@ -143,7 +130,7 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
     # "we migrated from Perforce to Plastic SCM" (the team; no function said): the label's function, else the old tool's
     if subject == ctx.team and (m := re.match(r"^(?:switched|migrated|moved|changed|gone|went)\s+(?:over\s+)?from\s+(?P<a>.+?)\s+(?:over\s+)?to\s+(?P<b>.+)$", t, re.I)):
         old, new = _tool(m["a"], clause), _tool(m["b"], clause)
-        if old and new and _named(old) and _named(new):
+        if old and new and old[:1].isupper() and new[:1].isupper():
             if fn := topic_function(clause.topic):
                 fact_add(ctx, clause, subject, tool_attribute(fn), new, obj=new, obj_kind="organization", previous=old, confidence=confidence)
                 return True
@@ -193,14 +180,6 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
         if new and (new[0].isupper() or new[0].isdigit()) and new.split()[0].lower() not in NOT_NAMES:
             fact_add(ctx, clause, subject, "uses", new, obj=new, obj_kind="organization", confidence=confidence)
             return True
-    # "we've hired Felix as a backend engineer", "we took on Ama as our designer": the person's role (and "he" next is them)
-    if m := re.match(rf"^(?:hired|recruited|brought on|onboarded|took on|taken on|welcomed|are hiring|will hire)\s+(?P<who>{NAME})\s+as\s+(?P<role>.+)$", t):
-        role = job_title(cut_value(m["role"]))
-        if role and m["who"].lower() not in NOT_NAMES:
-            fact_add(ctx, clause, m["who"], "role", role, confidence=confidence)
-            ctx.subject_kinds.setdefault(m["who"], "person")
-            ctx.last_third_person = m["who"]
-            return True
     if _handed_over(t, subject, clause, ctx, confidence) or _tool_by_verb(t, subject, clause, ctx, confidence):
         return True
     # "decided to keep Postgres for the queue", "agreed to ship on Tuesdays"
@@ -209,7 +188,6 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
         what = m["what"].strip(" .")
         if 1 <= len(what.split()) <= 15:
             fact_add(ctx, clause, subject, "decision", what, confidence=confidence, sentence=f"{subject} decided to {what}.")
-            _decided_day(what, clause, ctx)
             return True
     if _reports_to(t, subject, clause, ctx, confidence):
         return True
@@ -478,28 +456,6 @@ def _strong_value(value: str) -> bool:
                                                    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)", first))
 
 
-_QUALIFIER = re.compile(r"^(?P<head>.+?)\s+(?:for|of|in)\s+(?P<q>(?:19|20)\d\d|q[1-4](?:\s+\d{4})?|h[12]|v?\d+(?:\.\d+)+|(?:the\s+)?[a-z][\w\-]*(?:\s+[a-z][\w\-]*)?)$", re.I)
-
-
-def _plural_thing(what: str, verb: str) -> bool:
-    """"Secrets live in Vault", "data pipelines are orchestrated with Airflow": a plural subject with
-    a plural verb is things, never a person (whose "lives in" is a home)."""
-    head = what.split()[-1]
-    return head[:1].islower() and len(head) > 3 and head.endswith("s") and not head.endswith(("ss", "us", "is")) \
-        and re.match(r"(?:live|sit|go|run|are|were|get)\b", verb.lower()) is not None
-
-
-def thing_qualified(what: str) -> str:
-    """"the marketing budget for 2026", "code freeze for early access": the qualifier names which one,
-    in front (2026 marketing budget); the thing is what it qualifies ("the summer offsite for 2026" is
-    an offsite)."""
-    qualifier = _QUALIFIER.match(what)
-    if not qualifier or re.match(r"(?:the|a|an|my|our|his|her)$", re.sub(r"^the\s+", "", qualifier["q"], flags=re.I).split()[0], re.I):
-        return what
-    which = re.sub(r"^the\s+", "", qualifier["q"], flags=re.I)
-    return f"{which} {qualifier['head']}"
-
-
 def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) -> bool:
     """The team's details, said as "our X …" (or "the X …", `the`, where X must be a team thing
     or a function, since "the kids are great" is no fact of the team). In a team's scope only:
@@ -563,10 +519,9 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
         ctx.subject_kinds.setdefault(m["who"], "person")
         return True
     m = re.match(rf"^(?P<what>[a-z0-9][\w\-'. ]{{0,40}}?)\s+(?P<verb>is|are|was|were|has been|have been)\s+{_STATE}(?P<value>.+)$", rest, re.I)
-    lives = re.match(rf"^(?P<what>[a-z][\w\-' ]{{1,40}}?)\s+{_STATE}(?P<verb>lives?|sits?|goes|go|runs?|ran|get sent|gets sent|"
-                     rf"(?:is|are|was|were)\s+{_STATE}(?:hosted|kept|stored|written|tracked|managed|sent|filed|logged|orchestrated|scheduled|"
-                     rf"deployed|built|handled|monitored|automated|configured|provisioned|served|run|done))\s+(?:in|on|at|by|with|to|into|through|via|using)\s+(?P<value>.+)$", rest, re.I)
-    if lives and the and not (known_function(lives["what"]) or lives["what"].lower().split()[-1] in TEAM_THINGS or _plural_thing(lives["what"], lives["verb"])):
+    lives = re.match(rf"^(?P<what>[a-z][\w\-' ]{{1,40}}?)\s+{_STATE}(?:lives?|sits?|goes|go|runs?|ran|get sent|gets sent|"
+                     rf"(?:is|are|was|were)\s+{_STATE}(?:hosted|kept|stored|written|tracked|managed|sent|filed|logged))\s+(?:in|on|at|by|with|to|into)\s+(?P<value>.+)$", rest, re.I)
+    if lives and the and not (known_function(lives["what"]) or lives["what"].lower().split()[-1] in TEAM_THINGS):
         return False  # "Tomasz now lives in Porto" is a person's home, read elsewhere
     if lives:
         tool = _tool(lives["value"], clause)
@@ -588,9 +543,13 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
     if re.match(r"(?:mine|yours|his|hers|ours|theirs)\b", value, re.I):
         return False  # "the billing service was mine until March": an owner, not a value of the thing
     first_said = words[0] if words else ""  # "the Snowflake bill for April": judged by "Snowflake", not "April"
-    if (qualified := thing_qualified(what)) != what:
-        what = qualified
-        words, thing = what.lower().split(), snake_case(what)
+    if qualifier := re.match(r"^(?P<head>.+?)\s+(?:for|of|in)\s+(?P<q>(?:19|20)\d\d|q[1-4](?:\s+\d{4})?|h[12]|v?\d+(?:\.\d+)+|(?:the\s+)?[a-z][\w\-]*(?:\s+[a-z][\w\-]*)?)$", what, re.I):
+        # "the marketing budget for 2026", "code freeze for early access": the qualifier names which one (and the
+        # thing is what it qualifies: "the summer offsite for 2026" is an offsite)
+        if not re.match(r"(?:the|a|an|my|our|his|her)$", re.sub(r"^the\s+", "", qualifier["q"], flags=re.I).split()[0], re.I):
+            which = re.sub(r"^the\s+", "", qualifier["q"], flags=re.I)
+            what = f"{which} {qualifier['head']}"
+            words, thing = what.lower().split(), snake_case(what)
     team_thing = bool(words) and (words[-1] in TEAM_THINGS or known_function(what) or recurring_said or happens)
     if the and not team_thing and not (_strong_value(value) and first_said not in NOT_NAMES | {"it", "they", "he", "she"}
                                        and not re.search(r"'s$", first_said) and len(words) <= 5
@@ -643,10 +602,6 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
     if named is None and (on := re.match(r"^(?:on|with|using|via)\s+(?P<tool>.+)$", value, re.I)):
         tool = _tool(on["tool"], clause)  # "the data warehouse is on Redshift for now": a platform the thing is on
         if tool and tool[:1].isupper() and tool.split()[0].lower() not in NOT_NAMES and _day(tool, ctx.occurred_at) is None:
-            if value.lower().startswith("on") and words[-1] in TEAM_THINGS - _NOT_EVENTS and not _CALENDAR_WORD.match(tool):
-                # "Daily standup is on Google Meet now": where a team's event is held, a call's service its room
-                fact_add(ctx, clause, ctx.we, f"{thing}_place", tool, obj=tool, obj_kind="place", sentence=f"The {what} is on {tool}.")
-                return True
             named, attribute = tool, tool_attribute(what)
     if attribute is None:
         attribute = tool_attribute(what) if named and named[:1].isupper() and (known_function(what) or not the) else canonical_attribute(thing)
@@ -705,11 +660,10 @@ _MONTH = "|".join(sorted((n.lower() for n in list(calendar.month_name)[1:] + lis
 _DUE = re.compile(
     r"^(?P<the>the|our)\s+(?P<thing>[a-z0-9][\w\-. ]{0,40}?)\s+(?:(?:is|was|will be|has been|have been|has|have|had|got|been|is now|now)\s+)*"
     r"(?:moved|pushed|postponed|rescheduled|brought forward|set|scheduled|planned|happening|due|booked|moving)?\s*(?:back\s+)?"
-    r"(?:(?:on|for|to|until)\s+(?:the\s+)?|(?=(?:today|tonight|yesterday|tomorrow|next|this|last|coming)\b))(?P<date>.+)$",
+    r"(?:on|for|to|until)\s+(?:the\s+)?(?P<date>.+)$",
     re.I,
 )
 
-_DUE_LONGEST = re.compile(_DUE.pattern.replace(r"{0,40}?)", r"{0,40})", 1), re.I)
 _DUE_IS = re.compile(r"^(?P<the>the|our)\s+(?P<thing>[a-z0-9][\w\-. ]{0,40}?)\s+(?:is|was)\s+(?:now\s+)?(?P<date>\d.+|[a-z]+\s+\d.+)$", re.I)
 
 
@@ -722,8 +676,7 @@ _NAMED_EVENT = re.compile(
 _EVENT_VERB = re.compile(
     r"^(?P<thing>(?:the|our)\s+[a-z][\w\- ]{1,40}?)\s+(?:ships|shipped|launches|launched|goes live|went live|starts|started|begins|began|"
     r"kicks off|kicked off|opens|opened|ends|ended|closes|closed|lands|landed|releases|released|happens|happened|"
-    r"takes place|took place|slipped|slips|slid|shifted|shifts|moves|was moved|got moved|has slipped|has shifted)"
-    r"(?=\s+(?:on|to|until|for)\s|\s+(?:today|tonight|yesterday|tomorrow|next|this|last|coming)\b)",
+    r"takes place|took place|slipped|slips|slid|shifted|shifts|moves|was moved|got moved|has slipped|has shifted)(?=\s+(?:on|to|until|for)\s)",
     re.I,
 )
 
@@ -774,8 +727,6 @@ def due_date(text: str, clause: Clause, ctx: Context) -> bool:
         return False
     date = re.split(r",\s+", m["date"])[0]  # "the standup is moving to 9:30, starting Monday"
     day = _day(date.strip(" ."), ctx.occurred_at)
-    if day is None and (longer := _DUE_LONGEST.match(said)) and (day := _day(re.split(r",\s+", longer["date"])[0].strip(" ."), ctx.occurred_at)):
-        m = longer  # "the code freeze for Manchester starts next Monday", "the k8s upgrade to 1.31 is on Thursday night": the thing says "for" / "to" itself
     if day is None:
         when = time_value(date)  # "the standup moved to 10:00"
         if when:
@@ -788,63 +739,13 @@ def due_date(text: str, clause: Clause, ctx: Context) -> bool:
             return True
         return False
     value = f"{day.day} {calendar.month_name[day.month]} {day.year}"
-    thing = re.sub(r"\s+(?:is|was|are|were|will be|has been|have been|had been|got|now)$", "", m["thing"].strip(), flags=re.I)
-    thing = thing_qualified(re.sub(r"(?<=\w)\s+(?:feature|project|initiative|product|epic|date|day)$", "", thing, flags=re.I))  # "the Harbour Pass feature", "the launch date"
+    thing = re.sub(r"(?<=\w)\s+(?:feature|project|initiative|product|epic|date|day)$", "", m["thing"].strip(), flags=re.I)  # "the Harbour Pass feature", "the launch date"
     fact_add(ctx, clause, ctx.we, f"{snake_case(thing)}_date", value,
              sentence=f"{m['the'].capitalize()} {m['thing']} is on {value}.")
     return True
 
 
-_DAY_NAMES = [d.lower() for d in calendar.day_name]
-_RELATIVE_DAY = re.compile(rf"(?:(?P<which>next|this|last|on|coming)\s+)?(?P<day>{'|'.join(_DAY_NAMES)}|today|tonight|yesterday|tomorrow)"
-                           r"(?:\s+(?:morning|afternoon|evening|night))?", re.I)
-
-
-def _relative_day(text: str, said: datetime) -> datetime | None:
-    """"yesterday", "today", "tomorrow", "next Monday" (said on a Wednesday: five days on), "this
-    Friday", "last Tuesday", "on Thursday night" (the next one): the day they name, from when said."""
-    m = _RELATIVE_DAY.fullmatch(text.strip(" ."))
-    if not m:
-        return None
-    day, which = m["day"].lower(), (m["which"] or "").lower()
-    if day in _DAY_NAMES and not which and not re.search(r"\s(?:morning|afternoon|evening|night)$", text.strip(" ."), re.I):
-        return None  # "moved the meeting to Tuesday": a weekday alone may be a recurring day, not a date
-    start = said.replace(hour=0, minute=0, second=0, microsecond=0)
-    if day in {"today", "tonight", "yesterday", "tomorrow"}:
-        return start + timedelta(days={"today": 0, "tonight": 0, "yesterday": -1, "tomorrow": 1}[day])
-    ahead = (_DAY_NAMES.index(day) - said.weekday()) % 7
-    if which == "last":
-        return start - timedelta(days=(said.weekday() - _DAY_NAMES.index(day)) % 7 or 7)
-    return start + timedelta(days=ahead or 7)  # "next Monday", "on Thursday": the coming one
-
-
-_DECIDED_DAY = re.compile(r"^(?P<verb>ship|launch|release|open|start|begin|roll out|go live with|switch on|turn on|hold|run|kick off)\s+"
-                          r"(?P<what>.+?)\s+(?:on|for)\s+(?P<date>[^,]+)$", re.I)
-
-
-def _decided_day(what: str, clause: Clause, ctx: Context) -> None:
-    """A decision that sets a day ("ship the returns feature on 14 May", "launch in Manchester on 3
-    June") is also the day of the thing it names: returns_feature_date, manchester_launch_date."""
-    m = _DECIDED_DAY.match(what)
-    if not m or _day(m["date"].strip(" ."), ctx.occurred_at) is None:
-        return
-    verb, thing = m["verb"].lower(), m["what"].strip()
-    if place := re.fullmatch(r"(?:in|at|to)\s+(?P<name>(?-i:[A-Z])[\w\-]*(?:\s+(?-i:[A-Z])[\w\-]*)*)", thing, re.I):
-        thing = f"the {place['name']} {verb}"  # "launch in Manchester": the Manchester launch
-    elif not re.match(r"(?:the|our)\s", thing, re.I):
-        thing = f"the {thing}"
-    due_date(f"{thing} is on {m['date']}", clause, ctx)
-
-
-def day_named(text: str, said: datetime) -> datetime | None:
-    """The day a phrase names ("1 October", "12 May 2026", "next Monday", "yesterday"), from when said;
-    a day and month alone is the next such day."""
-    return _day(text, said)
-
-
 def _day(text: str, said: datetime) -> datetime | None:
-    if relative := _relative_day(text, said):
-        return relative
     m = re.fullmatch(rf"(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m>{_MONTH})\.?(?:,?\s+(?P<y>\d{{4}}))?", text, re.I) or re.fullmatch(
         rf"(?P<m>{_MONTH})\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(?P<y>\d{{4}}))?", text, re.I
     )

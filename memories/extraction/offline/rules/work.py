@@ -1,11 +1,9 @@
 """Rules for work and study: leaving a job, working at, job titles, studying."""
 
-import calendar
 import re
 
 from memories.extraction.offline.context import Clause, Context, Predicate
 from memories.extraction.offline.facts import fact_add
-from memories.extraction.offline.rules.team import day_named
 from memories.extraction.offline.values import cut_value, job_title, plain_value, proper_name
 
 
@@ -96,7 +94,7 @@ def rule_role(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
     strong = [
         r"^(?:got\s+|was\s+|been\s+|am\s+|is\s+)?promoted\s+to\s+(?P<role>.+)$",
         r"^(?:work|works|working|am working|is working)\s+as\s+(?P<role>.+)$",
-        r"^(?:started|start|starts|began|joined|joins|join|is joining|am joining|will join|will start)\s+as\s+(?P<role>.+)$",
+        r"^(?:started|start|began|joined)\s+as\s+(?P<role>.+)$",
         r"^(?:became|become|am becoming|is becoming)\s+(?P<role>(?:a|an|the)\s+.+)$",
     ]
     for pattern in strong:
@@ -155,22 +153,3 @@ def rule_study(pred: Predicate, subject: str, clause: Clause, ctx: Context, conf
         if school:
             fact_add(ctx, clause, subject, "studies_at", school, obj=school, obj_kind="organization", confidence=confidence)
     return bool(topic)
-
-
-_START = re.compile(r"^(?:starts|started|start|is starting|am starting|will start|joins|joined|join|is joining|am joining|will join|begins|began)"
-                    r"(?:\s+(?:as|at|with|in)\s+.+?)?(?:\s+on\s+(?P<date>(?:the\s+)?[\w ]+?))?$", re.I)
-
-
-def start_day(pred: Predicate, subject: str, clause: Clause, ctx: Context, confidence: float) -> bool:
-    """A person's beginning said with its day, in any tense or person ("he starts on 1 October",
-    "Hugo joins as head of data on 1 April", "I started at Cabify on 3 March"): their start_date,
-    beside whatever else the clause gives (a role, an employer). Not the team's."""
-    m = _START.match(pred.text)
-    if pred.negated or subject == ctx.team or not m:
-        return False
-    day = day_named(re.sub(r"^the\s+", "", m["date"]), ctx.occurred_at) if m["date"] else clause.valid_from
-    if day is None:
-        return False
-    fact_add(ctx, clause, subject, "start_date", f"{day.day} {calendar.month_name[day.month]} {day.year}", confidence=confidence,
-             sentence=f"{subject} starts on {day.day} {calendar.month_name[day.month]} {day.year}.")
-    return True
