@@ -18,6 +18,10 @@ things, reporting lines and take-overs in every tense): 146 of 236 here (153 wit
 heldout-e.yaml (Tamarind, a hospital's clinical systems team, 254 questions) was written blind
 before the fourth pass by an engineer who read neither the code, the tests nor the other sets: 124
 of 254 here before it (136 = 0.535 with the local model), 134 after (146 = 0.575).
+heldout-f.yaml (Kestrel, a freight firm's warehouse systems team, 191 questions) was written blind
+before the fifth pass, the same way: 81 of 191 here (89 = 0.466 with the local model). The fifth
+pass lifted its development set heldout-d from 153 to 186 and lowered this set to 84 (heldout-e
+146 → 145), so it was not taken (docs/ARCHITECTURE.md, "Fifth pass: measured and not taken").
 Through recorded model replies: not done (no model is reachable here to record replies for these
 suites' statements)."""
 
@@ -33,7 +37,8 @@ TARGET = 0.90  # the issue's; not reached offline
 
 
 @pytest.mark.parametrize("suite, right, questions", [("heldout-a.yaml", 143, 174), ("heldout-b.yaml", 68, 68), ("heldout-c.yaml", 156, 167),
-                                                        ("heldout-d.yaml", 146, 236), ("heldout-e.yaml", 134, 254)])
+                                                        ("heldout-d.yaml", 146, 236), ("heldout-e.yaml", 134, 254),
+                                                        ("heldout-f.yaml", 81, 191)])
 def test_the_held_out_suites_answer_at_their_floor_offline(cast, suite, right, questions):
     report = run_scenarios(owner=cast.owner, path=SCENARIOS / suite)
     assert report["provider"] == "offline" and report["failed_extractions"] == 0 and report["questions"] == questions
