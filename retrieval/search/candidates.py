@@ -92,11 +92,9 @@ def speaker_lists_for(q: Question) -> list[str]:
     if occasion == "off":
         return []
     named = speakers_named(q.scope, q.text, q.speakers, possessive=True)
-    if occasion == "all" or asks_conjecture(q.text) or occasion == "conjectures+pairs" and len(named) > 1:
-        return named
-    if occasion.startswith("conjectures+lists") and asks_list(q.text) or occasion == "conjectures+lists+pairs" and len(named) > 1:
-        return named
-    return []
+    pairs = occasion.endswith("+pairs") and len(named) > 1
+    lists = "+lists" in occasion and asks_list(q.text)
+    return named if occasion == "all" or asks_conjecture(q.text) or pairs or lists else []
 
 
 def candidates_gather(
