@@ -20,9 +20,10 @@ from django.db.models import Q
 from pydantic import BaseModel, Field
 
 from memoryweb.errors import InvalidInput
+from memories.extraction.offline.amend import amended, holds_shape
 from memories.extraction.offline.words import NOT_NAMES
 from memories.extraction.vocabulary import FUNCTION_PHRASES, TOOL_WORDS, function_key, is_single_valued
-from memories.models import Entity, Fact, FactStatus, Scope
+from memories.models import Entity, Episode, Fact, FactStatus, Scope
 from memories.normalize import normalize_name, normalize_value
 from retrieval.intents import asks_history, attributes_asked, mentions_first_person, priority_attributes, reverse_asked
 from retrieval.search import RecallItem, RecallResult, recall_evidence
@@ -543,17 +544,48 @@ def _evidence_answer(question: str, items: list[RecallItem], *, scope: Scope | N
     # the question, the first whose span is found ("9 December for the beta, not 2 December" over the sentence
     # that only says 2 December, superseded since); else the best one, quoted.
     best_score = scored[0][0]
-    best, best_item, span = scored[0][2], scored[0][3], ""
+    best, best_item, span, correction = scored[0][2], scored[0][3], "", None
     for score, _, sentence, item in scored[:6]:
         if score < max(best_score - 1, min(2, len(said))):
             break
-        if found := _answering_span(question, sentence, item, scope=scope):
-            best, best_item, span = sentence, item, found
+        meant, later = _as_corrected(scope, item, sentence)
+        if found := _answering_span(question, meant, item, scope=scope):
+            best, best_item, span, correction = sentence, item, found, later
             break
     who = f"{best_item.speaker} said" if getattr(best_item, "speaker", "") else "It was said"
     when = f" on {said_day(best_item.occurred_at)}" if best_item.occurred_at else ""
     quote = f'{who}{when}: "{best}"'
+    if correction is not None:
+        by = f" by {correction.speaker}" if correction.speaker and correction.speaker != best_item.speaker else ""
+        quote += f', corrected{by} on {said_day(correction.occurred_at)}: "{correction.text.strip()}"'
     return (f"{span}\n{quote}" if span else quote), best_item
+
+
+CORRECTION_WITHIN = timedelta(days=7)  # how long after a statement a short correction can still be about it
+CORRECTION_AFTER = 3  # ... and among how many of the scope's next episodes
+
+
+def _as_corrected(scope: Scope | None, item: RecallItem, sentence: str) -> tuple[str, Episode | None]:
+    """`sentence` as a short correction said soon after it says it should have been ("we bought
+    120 new CT40s", then "sorry, 150": "we bought 150 new CT40s"), with the correction's episode;
+    else the sentence as said and None. Any speaker may correct (`amend.amended` decides whether
+    the later text corrects this sentence at all)."""
+    episode_id = (item.source or {}).get("episode")
+    if scope is None or not episode_id or item.kind == "fact":
+        return sentence, None
+    said = Episode.objects.filter(scope=scope, public_id=episode_id).values("pk", "occurred_at").first()
+    if said is None:
+        return sentence, None
+    later = (Episode.objects.filter(scope=scope, occurred_at__lte=said["occurred_at"] + CORRECTION_WITHIN)
+             .filter(Q(occurred_at__gt=said["occurred_at"]) | Q(occurred_at=said["occurred_at"], pk__gt=said["pk"]))
+             .order_by("occurred_at", "pk")[:CORRECTION_AFTER])
+    between: list[str] = []
+    for episode in later:
+        if meant := amended(sentence, episode.text):
+            if not any(holds_shape(text, episode.text) for text in between):
+                return meant, episode  # about this sentence, not a statement in between
+        between.append(episode.text)
+    return sentence, None
 
 
 # Words after which a value is the old or the wrong one, not the answer.

@@ -95,18 +95,45 @@ def _dates_in(sentence: str, said_at: datetime | None) -> list[tuple[int, str]]:
             return  # "6 January, not 3 January": the wrong value; "from 12 May to 9 June": the old one
         taken.append((match.start(), match.end(), text))
 
+    past = bool(_PAST.search(sentence))
     for pattern in _SAID_DATES:
         for match in pattern.finditer(sentence):
-            add(match, match[0].strip(" ,."))
+            add(match, _with_year(match[0].strip(" ,."), said_at, past=past))
     for match in _RECURRING.finditer(sentence):
         add(match, match[0].strip())
     if said_at is not None:
-        past = bool(_PAST.search(sentence))
         for match in _RELATIVE.finditer(sentence):
             add(match, _day_said(_relative_day(match["which"], match["day"], said_at, past=past)))
     for match in _MONTH_ONLY.finditer(sentence):
         add(match, match[0].strip())
     return [(start, text) for start, _, text in sorted(taken)]
+
+
+def _with_year(said: str, said_at: datetime | None, *, past: bool) -> str:
+    """A day of a month said without its year ("10 March", "21–22 May") with the year it falls in:
+    of the days with that date around when it was said, the last one not after it when the
+    sentence speaks of the past, else the first one not more than a week before it."""
+    if said_at is None or re.search(r"\b\d{4}\b", said):
+        return said
+    month = next((m for m in re.findall(r"[a-z]+", said.lower()) if m in _MONTH_NUMBER), None)
+    day = re.search(r"\d{1,2}", said)
+    if month is None or day is None:
+        return said
+    candidates = []
+    for year in (said_at.year - 1, said_at.year, said_at.year + 1):
+        if int(day[0]) <= calendar.monthrange(year, _MONTH_NUMBER[month])[1]:
+            candidates.append(datetime(year, _MONTH_NUMBER[month], int(day[0]), tzinfo=said_at.tzinfo))
+    if past:
+        fitting = [d for d in candidates if d <= said_at + timedelta(days=1)]
+        chosen = fitting[-1] if fitting else None
+    else:
+        fitting = [d for d in candidates if d >= said_at - timedelta(days=7)]
+        chosen = fitting[0] if fitting else None
+    return f"{said} {chosen.year}" if chosen is not None else said
+
+
+_MONTH_NUMBER = {name.lower(): number for number in range(1, 13)
+                 for name in (calendar.month_name[number], calendar.month_abbr[number])}
 
 
 def _relative_day(which: str | None, day: str, said_at: datetime, *, past: bool) -> datetime:

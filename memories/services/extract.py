@@ -34,6 +34,7 @@ from memoryweb.providers.llm import LLMError
 from memoryweb.queue import enqueue
 from memories.extraction import extractors
 from memories.extraction.extractors import Extractor
+from memories.extraction.offline.amend import amended, correction_read, holds_shape
 from memories.extraction.schemas import ExtractedFact, Extraction, ReconcileDecision
 from memories.extraction.vocabulary import (
     CORRECTION_ATTRIBUTE, CORRECTS_CURRENT, REPLACEMENT_ATTRIBUTE, SINGLE_VALUED_SUFFIXES, canonical_attribute, is_single_valued,
@@ -196,6 +197,8 @@ def _extract(episode: Episode, extractor: Extractor) -> ExtractionOutcome:
     extraction = extractor.extract(text=episode.text, speaker=speaker, occurred_at=episode.occurred_at, team=team)
     if not isinstance(extraction, Extraction):
         extraction = Extraction.model_validate(extraction)
+    if extractor.is_offline and correction_read(episode.text) is not None:
+        extraction = _amendment_read(episode, extraction, extractor=extractor, team=team)
     extraction, dropped = _capped(extraction, episode=episode)
     default_from = _not_after(extraction.occurred_at, episode.occurred_at) or episode.occurred_at
 
@@ -256,6 +259,42 @@ def _extract(episode: Episode, extractor: Extractor) -> ExtractionOutcome:
     if changes:
         queue_index(episode.scope)  # new and superseded facts become searchable
     return ExtractionOutcome(episode.public_id, EpisodeStatus.DONE, changes=changes, facts_dropped=dropped)
+
+
+AMEND_WITHIN = timedelta(days=7)  # how long after a statement a short correction can still be about it
+AMEND_BEFORE = 3  # ... and among how many of the scope's episodes before it
+
+
+def _amendment_read(episode: Episode, extraction: Extraction, *, extractor: Extractor, team: str | None) -> Extraction:
+    """A short correction ("sorry, Wednesday", "scratch that, 36") corrects the statement just
+    before it (the latest of the scope's last AMEND_BEFORE episodes within AMEND_WITHIN, anyone's,
+    that `amend.holds_shape`; `amend.amended`): that statement is read again as the correction says it should have been, and each
+    fact whose value changed is a correction of the one first read. They take the place of the
+    correction's own correction facts; its other facts stay. Unchanged when nothing is amended."""
+    earlier = (Episode.objects.filter(scope=episode.scope, occurred_at__gte=episode.occurred_at - AMEND_WITHIN)
+               .filter(Q(occurred_at__lt=episode.occurred_at) | Q(occurred_at=episode.occurred_at, pk__lt=episode.pk))
+               .order_by("-occurred_at", "-pk")[:AMEND_BEFORE])
+    for said in earlier:
+        if not holds_shape(said.text, episode.text):
+            continue  # chatter in between
+        meant = amended(said.text, episode.text)
+        if meant is None:
+            return extraction  # the statement it is about, but which value is not clear: read on its own
+        who = speaker_name(said)
+        before = extractor.extract(text=said.text, speaker=who, occurred_at=said.occurred_at, team=team).facts
+        after = extractor.extract(text=meant, speaker=who, occurred_at=said.occurred_at, team=team).facts
+        first = {(f.subject.lower(), canonical_attribute(f.attribute)): f.value for f in before}
+        corrected = [
+            fact.model_copy(update={"corrects": first[key]})
+            for fact in after
+            if (key := (fact.subject.lower(), canonical_attribute(fact.attribute))) in first
+            and normalize_value(first[key]) != normalize_value(fact.value)
+        ]
+        if not corrected:
+            return extraction
+        own = [f for f in extraction.facts if canonical_attribute(f.attribute) != CORRECTION_ATTRIBUTE]
+        return extraction.model_copy(update={"facts": corrected + own})
+    return extraction
 
 
 def _replacement_placed(extracted: ExtractedFact, *, scope: Scope, resolver: Resolver, subjects: list) -> ExtractedFact:

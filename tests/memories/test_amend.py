@@ -1,0 +1,111 @@
+"""A short correction read against the statement it corrects (issue 24, points 2 and 4): "sorry,
+45" after "we ordered 40 laptops" means "we ordered 45 laptops". The pure reading first (each shape
+of value, the wrong value named or not, chatter and whole statements left alone), then through the
+memory: the fact corrected, and the answer's span taken from the sentence as meant."""
+
+from datetime import UTC, datetime
+
+import pytest
+
+from memories.extraction.offline.amend import amended, correction_read, holds_shape
+from memories.models import Fact, FactStatus
+from memories.services.ingest import remember
+from retrieval.answer import answer
+from retrieval.spans import date_span
+
+
+@pytest.mark.parametrize("previous, correction, meant", [
+    # a number for a number, an amount for an amount
+    ("we ordered 40 new laptops for the Leeds office", "sorry, 45. five are spares", "we ordered 45 new laptops for the Leeds office"),
+    ("The design budget for next year is €60k", "correction: €75k, marketing chipped in", "The design budget for next year is €75k"),
+    # a weekday, a date, a time, a month in a phrase
+    ("the demo moves to Tuesday mornings", "oops, Friday. Tuesdays are planning", "the demo moves to Friday mornings"),
+    ("Lena's first day is 4 June", "actually it's 11 June, her notice got longer", "Lena's first day is 11 June"),
+    ("we meet at 10:30 from now on", "I meant 11:15, not 10:30", "we meet at 11:15 from now on"),
+    ("the data migration is due end of April", "typo: end of May. not April", "the data migration is due end of May"),
+    ("the workshop is 3–4 October in the Graz office", "typo above: it's 10–11 October, not 3–4", "the workshop is 10–11 October in the Graz office"),
+    # a model code; a name named as the wrong one, or mentioned in the rest
+    ("the new routers are Cisco C9300s", "my bad, C9500. the 9300 was last year's plan", "the new routers are Cisco C9500"),
+    ("the retreat is in Gdansk this year", "Correction: Sopot, not Gdansk.", "the retreat is in Sopot this year"),
+    ("French copy for Lyon goes through Phrase", "scratch that, Smartling. the Phrase contract ran out", "French copy for Lyon goes through Smartling"),
+    ("We will host the wiki on Notion", "correction on the above: we're going with Outline, not Notion. self-hosted", "We will host the wiki on Outline"),
+    # a lowercase name, the old one said as where it was
+    ("the billing code lives in the payments repo", "actually it's in core-api, we moved it out of payments last year", "the billing code lives in the core-api repo"),
+])
+def test_a_short_correction_puts_its_value_in_place_of_the_one_it_replaces(previous, correction, meant):
+    assert amended(previous, correction) == meant
+    assert holds_shape(previous, correction)
+
+
+@pytest.mark.parametrize("previous, correction", [
+    ("we moved to Leeds last year", "sorry for the late reply, busy week"),  # an apology, no value
+    ("standup is at 9:30", "actually I love that idea"),  # "actually" is chat, not a correction
+    ("release captain for Q4 is Ana", "correction: Joe is release captain for Q4, Ana is away"),  # a whole statement: read on its own
+    ("Maya and Ana met Olek in Oslo", "sorry, Bergen"),  # several names, none named again: no guessing
+    ("we shipped it", "sorry, 45"),  # nothing of the shape to replace
+])
+def test_anything_else_is_not_amended(previous, correction):
+    assert amended(previous, correction) is None
+
+
+def test_the_wrong_value_and_the_rest_are_read():
+    read = correction_read("typo above: every 2nd Thursday, not Tuesday")
+    assert (read.value, read.wrong) == ("every 2nd Thursday", "Tuesday")
+    assert correction_read("we moved the repo to GitLab") is None
+    assert not holds_shape("5 mins", "sorry, Wednesday")  # chatter in between is passed over
+
+
+@pytest.mark.parametrize("sentence, said, expected", [
+    ("Lena's first day is 11 June", "2025-05-20", "11 June 2025"),  # ahead: this year
+    ("the kickoff is on 8 January", "2025-12-10", "8 January 2026"),  # ahead, over the new year
+    ("we dropped the old API on 30 December", "2026-01-04", "30 December 2025"),  # the past: the last one
+    ("the workshop is 10–11 October", "2025-09-01", "10–11 October 2025"),
+    ("it launched on 3 March 2024", "2025-09-01", "3 March 2024"),  # a year said stays as said
+])
+def test_a_day_said_without_its_year_is_answered_with_it(sentence, said, expected):
+    assert date_span(sentence, datetime.fromisoformat(said).replace(tzinfo=UTC)) == expected
+
+
+@pytest.fixture
+def say(cast, django_capture_on_commit_callbacks):
+    cast.team_a.name = "Orbit"
+    cast.team_a.save()
+
+    def say(speaker, text, day):
+        with django_capture_on_commit_callbacks(execute=True):
+            remember(scope=cast.scope_a, text=text, speaker=speaker, actor=cast.p_owner,
+                     occurred_at=datetime.fromisoformat(day).replace(hour=12, tzinfo=UTC))
+
+    say.cast = cast
+    return say
+
+
+@pytest.mark.django_db
+def test_through_the_memory_the_fact_said_first_is_corrected(say):
+    say("maya", "The team offsite is in Lisbon.", "2026-05-01")
+    say("ana", "5 mins", "2026-05-01")  # chatter in between
+    say("maya", "scratch that, Porto. the Lisbon venue is booked", "2026-05-01")
+    rows = {f.value: f for f in Fact.objects.in_scope(say.cast.scope_a).filter(attribute="offsite_place")}
+    assert rows["Porto"].status == FactStatus.ACTIVE
+    assert rows["Lisbon"].status == FactStatus.SUPERSEDED and rows["Porto"].supersedes_id == rows["Lisbon"].pk
+
+
+@pytest.mark.django_db
+def test_an_answer_from_the_evidence_takes_the_corrected_value_and_quotes_the_correction(say):
+    say("tomasz", "we ordered 40 new laptops for the Leeds office", "2026-03-02")
+    say("tomasz", "sorry, 45. five are spares", "2026-03-02")
+    reply = answer(scope=say.cast.scope_a, question="How many laptops did we order for the Leeds office?",
+                   now=datetime(2026, 12, 1, tzinfo=UTC)).text.split("\n")
+    assert reply[0] == "45 new"
+    assert reply[1].startswith('tomasz said on 2 March 2026: "we ordered 40 new laptops')
+    assert 'corrected on 2 March 2026: "sorry, 45. five are spares"' in reply[1]
+
+
+@pytest.mark.django_db
+def test_a_correction_of_a_later_statement_does_not_change_an_earlier_one(say):
+    say("tomasz", "we ordered 40 new laptops for the Leeds office", "2026-03-02")
+    say("tomasz", "we bought 12 monitors for Leeds too", "2026-03-03")
+    say("tomasz", "sorry, 14", "2026-03-03")  # about the monitors
+    reply = answer(scope=say.cast.scope_a, question="How many laptops did we order for the Leeds office?",
+                   now=datetime(2026, 12, 1, tzinfo=UTC)).text.split("\n")
+    assert reply[0] == "40 new" and "corrected" not in reply[1]
