@@ -22,6 +22,11 @@ heldout-f.yaml (Kestrel, a freight firm's warehouse systems team, 191 questions)
 before the fifth pass, the same way: 81 of 191 here (89 = 0.466 with the local model). The fifth
 pass lifted its development set heldout-d from 153 to 186 and lowered this set to 84 (heldout-e
 146 → 145), so it was not taken (docs/ARCHITECTURE.md, "Fifth pass: measured and not taken").
+heldout-f is a development set since corrections by ellipsis ("sorry, 150" after "we bought 120
+CT40s"), whose forms were read off its failing corrections: 90 of 191 here (98 with the local
+model), heldout-e 135 (147). heldout-g.yaml (Hearthwatch, a game's live-ops team, 190 questions,
+`reject` used widely) was written blind before that change: 82 of 190 here, 84 = 0.442 with the
+local model before and after it.
 Through recorded model replies: not done (no model is reachable here to record replies for these
 suites' statements)."""
 
@@ -37,11 +42,11 @@ TARGET = 0.90  # the issue's; not reached offline
 
 
 @pytest.mark.parametrize("suite, right, questions", [("heldout-a.yaml", 143, 174), ("heldout-b.yaml", 68, 68), ("heldout-c.yaml", 156, 167),
-                                                        ("heldout-d.yaml", 146, 236), ("heldout-e.yaml", 134, 254),
-                                                        ("heldout-f.yaml", 81, 191)])
+                                                        ("heldout-d.yaml", 146, 236), ("heldout-e.yaml", 135, 254),
+                                                        ("heldout-f.yaml", 90, 191), ("heldout-g.yaml", 82, 190)])
 def test_the_held_out_suites_answer_at_their_floor_offline(cast, suite, right, questions):
     report = run_scenarios(owner=cast.owner, path=SCENARIOS / suite)
     assert report["provider"] == "offline" and report["failed_extractions"] == 0 and report["questions"] == questions
     assert report["right"] >= right, [w["question"] for w in report["wrong"]]
-    if suite not in {"heldout-b.yaml", "heldout-c.yaml", "heldout-d.yaml"}:  # development sets: tuned on, they measure no target
+    if suite not in {"heldout-b.yaml", "heldout-c.yaml", "heldout-d.yaml", "heldout-f.yaml"}:  # development sets: tuned on, they measure no target
         assert right / questions < TARGET  # when the target is reached, raise the floor to it
