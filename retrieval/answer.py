@@ -573,7 +573,7 @@ def _as_corrected(scope: Scope | None, item: RecallItem, sentence: str) -> tuple
     episode_id = (item.source or {}).get("episode")
     if scope is None or not episode_id or item.kind == "fact":
         return sentence, None
-    said = Episode.objects.filter(scope=scope, public_id=episode_id).values("pk", "occurred_at").first()
+    said = Episode.objects.filter(scope=scope, public_id=episode_id).values("pk", "occurred_at", "speaker").first()
     if said is None:
         return sentence, None
     later = (Episode.objects.filter(scope=scope, occurred_at__lte=said["occurred_at"] + CORRECTION_WITHIN)
@@ -581,7 +581,7 @@ def _as_corrected(scope: Scope | None, item: RecallItem, sentence: str) -> tuple
              .order_by("occurred_at", "pk")[:CORRECTION_AFTER])
     between: list[str] = []
     for episode in later:
-        if meant := amended(sentence, episode.text):
+        if meant := amended(sentence, episode.text, same_speaker=episode.speaker == said["speaker"]):
             if not any(holds_shape(text, episode.text) for text in between):
                 return meant, episode  # about this sentence, not a statement in between
         between.append(episode.text)

@@ -277,7 +277,7 @@ def _amendment_read(episode: Episode, extraction: Extraction, *, extractor: Extr
     for said in earlier:
         if not holds_shape(said.text, episode.text):
             continue  # chatter in between
-        meant = amended(said.text, episode.text)
+        meant = amended(said.text, episode.text, same_speaker=speaker_name(said) == speaker_name(episode))
         if meant is None:
             return extraction  # the statement it is about, but which value is not clear: read on its own
         who = speaker_name(said)

@@ -48,6 +48,13 @@ def test_anything_else_is_not_amended(previous, correction):
     assert amended(previous, correction) is None
 
 
+@pytest.mark.parametrize("correction", ["Sorry to hear that, John. Is there anything on your mind?", "Sorry about your job Jon, but go for it!",
+                                        "Sorry, John."])
+def test_an_apology_to_someone_is_no_correction_of_what_they_said(correction):
+    # Condolences and greetings open with "sorry" too (LOCOMO's conversations hold several).
+    assert amended("I went hiking with Maria last weekend", correction, same_speaker=False) is None
+
+
 def test_the_wrong_value_and_the_rest_are_read():
     read = correction_read("typo above: every 2nd Thursday, not Tuesday")
     assert (read.value, read.wrong) == ("every 2nd Thursday", "Tuesday")

@@ -41,7 +41,7 @@ _SHAPE = dict(_SHAPES)
 # with "it's" / "make that" after them.
 _OPENING = re.compile(
     r"^(?:(?:[\w ]{0,25}\b(?:correction|typo|misspoke|mistake)\b[\w ]{0,25}:)|correction\b(?:\s+on\s+(?:the\s+above|that|my\s+last))?|"
-    r"typo\b(?:\s+(?:above|there|in\s+my\s+last))?|sorry|oops|my bad|my mistake|scratch that|i meant|i mean|no wait|wait no|"
+    r"typo\b(?:\s+(?:above|there|in\s+my\s+last))?|(?:sorry|oops|my bad|my mistake)(?=\s*[,:;.!-]|\s+i\s+mean)|scratch that|i meant|i mean|no wait|wait no|"
     r"(?:actually|no)(?=[\s,]+(?:it'?s|it is|it'll be|it will be|make that|that should be|i meant)\b))[\s,:;.!-]*",
     re.I,
 )
@@ -51,6 +51,8 @@ _LEAD = re.compile(
     r"i meant|i mean|we'?re going with|we are going with|going with|we'?ll use|we went with|it'?ll be)?\s*(?:in|at|on|to|the)?\s*",
     re.I,
 )
+_SAYS_VALUE = re.compile(r"(?:it'?s|it is|it'll be|it will be|make that|make it|i meant|i mean|we'?re going with|we are going with|going with|"
+                         r"that should be|should be)\b", re.I)
 _NOT = re.compile(r"(?:^|[,.;:]\s*|\s)not\s+(?:the\s+)?(?P<wrong>(?:[^,.;:!?]|(?<=\d)[:.](?=\d))+?)\s*(?=[,;!?]|[.:](?!\d)|$)", re.I)
 # The old value named by where the thing was: "we moved it out of routing", "instead of Jira".
 _OUT_OF = re.compile(r"\b(?:out of|instead of|rather than|away from|off)\s+(?:the\s+)?(?P<wrong>[A-Z][\w.&+-]*(?:\s+[A-Z][\w.&+-]*)*|[\w][\w.+-]*)")
@@ -63,6 +65,7 @@ class Correction:
     value: str  # the new value, as said
     wrong: str  # the wrong value it names, or ""
     words: frozenset[str]  # the rest of the correction's words (lower case), for "the Lokalise quote was silly"
+    weak: bool = False  # opened by an apology alone ("sorry, …"), which also greets: "Sorry, John."
 
 
 def correction_read(text: str) -> Correction | None:
@@ -86,8 +89,10 @@ def correction_read(text: str) -> Correction | None:
     # The value: the first clause that is a bare value after its lead-in words ("150", "it's Ghent",
     # "we're going with Confluent Cloud"), at most five words, none of them a verb of its own.
     value = ""
-    for clause in re.split(r"(?<=[.!?;])\s+|,\s+|\s+[-–—]\s+", rest_value):
+    for index, clause in enumerate(re.split(r"(?<=[.!?;])\s+|,\s+|\s+[-–—]\s+", rest_value)):
         clause = clause.strip(" .!?;,")
+        if index and not _SAYS_VALUE.match(clause):
+            continue  # after the first clause only "it's Ghent": "sorry to hear that, John" names no value
         bare = _LEAD.sub("", clause, count=1).strip(" .!?;,")
         if bare and len(bare.split()) <= 5 and _shape_of(bare):
             value = bare
@@ -95,14 +100,18 @@ def correction_read(text: str) -> Correction | None:
     if not value or normalise(value) == normalise(wrong):
         return None
     words = frozenset(w for w in re.findall(r"[\w'-]+", text.lower()) if w not in _STOP) - set(normalise(value).split())
-    return Correction(value=value, wrong=wrong, words=words)
+    weak = bool(re.fullmatch(r"(?:sorry|oops|my bad|my mistake|no wait|wait no)[\s,:;.!-]*", opened.group(0), re.I))
+    return Correction(value=value, wrong=wrong, words=words, weak=weak)
 
 
-def amended(previous: str, correction: str) -> str | None:
+def amended(previous: str, correction: str, *, same_speaker: bool = True) -> str | None:
     """`previous` as `correction` says it should have been, or None when the correction is not a
-    short one or names nothing in `previous` that it could replace."""
+    short one or names nothing in `previous` that it could replace. A name after an apology alone
+    corrects only its speaker's own statement ("Sorry, John." to John is no correction)."""
     read = correction_read(correction)
     if read is None or not previous:
+        return None
+    if read.weak and not same_speaker and _shape_of(read.value) == "name" and not read.wrong:
         return None
     previous = re.sub(r"[’‘]", "'", previous)
     span = _replaced_span(previous, read)
