@@ -240,3 +240,17 @@ def test_bench_api_forgets_what_its_clients_remembered_in_a_kept_scope(cast, cap
     scope = Scope.objects.get(slug=result["scope"])
     assert not Episode.objects.in_scope(scope).filter(speaker="bench").exists()
     assert Fact.objects.in_scope(scope).count() == 20
+
+
+def test_bench_writes_each_line_as_it_is_printed_to_a_file(cast, monkeypatch, tmp_path):
+    # `bench recall --turns 1000000 > bench.log` runs for hours: its lines must reach the file as
+    # they are printed, not when a block-sized buffer fills.
+    import sys
+
+    log = io.TextIOWrapper(open(tmp_path / "bench.log", "wb"), encoding="utf-8")  # a file: block-buffered
+    assert not log.line_buffering
+    monkeypatch.setattr(sys, "stdout", log)
+    with pytest.raises(CommandError):
+        call_command("bench", "recall", "--facts", "0", "--as", "owner")
+    assert log.line_buffering
+    log.close()

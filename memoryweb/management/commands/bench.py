@@ -1,4 +1,5 @@
 import argparse
+import sys
 
 from django.conf import settings
 from django.core.management.base import CommandError
@@ -68,6 +69,11 @@ class Command(MemorywebCommand):
         fleet.add_argument("--clients", type=int, default=8, help="concurrent HTTP clients (default 8)")
 
     def handle(self, *args, **options):
+        # A long run written to a file (`… > bench.log`) shows each line as it is printed, not when
+        # the buffer fills: a million-turn build prints for hours.
+        for stream in (sys.stdout, sys.stderr):
+            if hasattr(stream, "reconfigure"):
+                stream.reconfigure(line_buffering=True)
         principal = self.principal(options)
         if options["action"] == "fleet":
             from retrieval.bench_fleet import bench_fleet
