@@ -9,9 +9,9 @@ import pytest
 
 from memories.extraction.offline.amend import amended, correction_read, holds_shape
 from memories.models import Fact, FactStatus
-from memories.services.ingest import remember
 from retrieval.answer import answer
 from retrieval.spans import date_span
+from tests.retrieval.test_answer_span import say  # noqa: F401  (a fixture: statements said in the team Orbit's scope)
 
 
 @pytest.mark.parametrize("previous, correction, meant", [
@@ -71,20 +71,6 @@ def test_the_wrong_value_and_the_rest_are_read():
 ])
 def test_a_day_said_without_its_year_is_answered_with_it(sentence, said, expected):
     assert date_span(sentence, datetime.fromisoformat(said).replace(tzinfo=UTC)) == expected
-
-
-@pytest.fixture
-def say(cast, django_capture_on_commit_callbacks):
-    cast.team_a.name = "Orbit"
-    cast.team_a.save()
-
-    def say(speaker, text, day):
-        with django_capture_on_commit_callbacks(execute=True):
-            remember(scope=cast.scope_a, text=text, speaker=speaker, actor=cast.p_owner,
-                     occurred_at=datetime.fromisoformat(day).replace(hour=12, tzinfo=UTC))
-
-    say.cast = cast
-    return say
 
 
 @pytest.mark.django_db
