@@ -1,8 +1,7 @@
 """The fifth round's rules (docs/ARCHITECTURE.md, "When and where it was told"), each off by
 default and judged by the cross-validation (retrieval/cv.py): a "when" question's head prefers
-the lines that tell a time (fusion.py: head_preferred); sessions as documents, one more list of
-turns smoothed by their session's similarity (vector.py: session_smoothed_candidates); the
-speakers' own lists voting louder, and their own windows as lists (search/candidates.py)."""
+the lines that tell a time (fusion.py: head_preferred), and sessions as documents, one more list of
+turns smoothed by their session's similarity (vector.py: session_smoothed_candidates)."""
 
 from datetime import UTC, datetime, timedelta
 
@@ -15,12 +14,10 @@ from retrieval.embedder import scope_embedder
 from retrieval.indexing import index_pending
 from retrieval.models import Collection
 from retrieval.search import recall_evidence
-from retrieval.ranking import fuse
-from retrieval.search.candidates import Candidates
-from retrieval.search.fusion import Fused, candidates_fuse, lanes_score
+from retrieval.search.fusion import Fused, lanes_score
 from retrieval.search.question import asks_when, question_read, tells_time
 from retrieval.search.results import RecallItem
-from retrieval.vector import VectorHit, session_smoothed_candidates, speaker_vector_candidates, vector_candidates
+from retrieval.vector import session_smoothed_candidates, vector_candidates
 
 NOW = datetime(2024, 8, 1, tzinfo=UTC)
 
@@ -117,46 +114,3 @@ def test_the_fifth_rounds_rules_are_cross_validated_each_at_its_stage():
     assert "RETRIEVAL_WHEN_PREFERENCE" in FUSION_SETTINGS  # re-fuses the lists gathered once
     assert _list_stage(alternatives["when: time told × 1.5"]) == ()
     assert _list_stage(alternatives["session list"]) == (("RETRIEVAL_SESSION_SMOOTHING", 0.5),)  # its lists gathered anew
-    assert "RETRIEVAL_SPEAKER_LIST_WEIGHT" in FUSION_SETTINGS and _list_stage(alternatives["speaker lists weighted × 2"]) == ()
-    assert _list_stage(alternatives["speaker windows"]) == (("RETRIEVAL_SPEAKER_WINDOW_LISTS", True),)
-
-
-@pytest.mark.django_db
-def test_the_speakers_own_lists_vote_louder_only_with_their_weight_raised(cast, settings):
-    q = question_read(scope=cast.scope_a, query="What books has Ann read?", filters={"kinds": ["turn"]}, as_of=None,
-                      include_history=False, now=NOW, speaker="", speakers=("Ann", "Bo"))
-    found = Candidates(vectors={Collection.TURN: [VectorHit(Collection.TURN, 1, 0.9), VectorHit(Collection.TURN, 2, 0.8)]},
-                       speakers={"Ann": [VectorHit(Collection.TURN, 2, 0.8)]})
-    assert settings.RETRIEVAL_SPEAKER_LIST_WEIGHT == 1.0  # the default
-    before = candidates_fuse(found, q=q, pool=50, evidence=True).scores
-    assert before[("turn", 2)] == pytest.approx(1 / 12 + 1 / 11) and before[("turn", 1)] == pytest.approx(1 / 11)
-    settings.RETRIEVAL_SPEAKER_LIST_WEIGHT = 2.0
-    after = candidates_fuse(found, q=q, pool=50, evidence=True).scores
-    assert after[("turn", 2)] == pytest.approx(1 / 12 + 2 / 11)  # Ann's own list votes twice
-    assert after[("turn", 1)] == before[("turn", 1)]  # the other lists as they were
-    settings.RETRIEVAL_FUSION = "zscore"  # the weights count under either fusion
-    lists, values = [["a", "b"], ["b", "a"]], [[1.0, 0.0], [1.0, 0.0]]
-    assert fuse(lists, values)["a"] == pytest.approx(fuse(lists, values)["b"])
-    assert fuse(lists, values, weights=[2.0, 1.0])["a"] > fuse(lists, values, weights=[2.0, 1.0])["b"]
-
-
-@pytest.mark.django_db(transaction=True)
-def test_the_speakers_own_windows_make_a_list_each_only_when_on(cast, settings, monkeypatch):
-    _sessions(cast.scope_a, cast.p_owner, _TOLD)
-
-    def lists(query: str) -> set[str]:
-        items = recall_evidence(scope=cast.scope_a, query=query, k=8, filters={"kinds": ["turn"]}, now=NOW).items
-        return {why.split(" #")[0] for item in items for why in item.why if " said by " in why}
-
-    question = "What things has Bo sewn?"  # a list question: Bo's own list by default (RETRIEVAL_SPEAKER_LISTS)
-    assert lists(question) == {"vector turn said by Bo"}
-    settings.RETRIEVAL_SPEAKER_WINDOW_LISTS = True
-    assert lists(question) == {"vector turn said by Bo", "vector window said by Bo"}
-    assert lists("Does Bo sew?") == set()  # no occasion for a speaker's list: no window list either
-    embedder = scope_embedder(cast.scope_a)
-    hits = speaker_vector_candidates(scope=cast.scope_a, query_vector=embedder.embed(["sew"])[0], embedder=embedder, speaker="Bo",
-                                     collection=Collection.TURN_W1, limit=50)
-    speakers = dict(Turn.objects.filter(scope=cast.scope_a).values_list("pk", "speaker"))
-    assert len(hits) == 4 and {speakers[h.target_id] for h in hits} == {"Bo"}  # windows centred on Bo's turns
-    monkeypatch.setattr("retrieval.search.candidates.vector_search_exact", lambda **kwargs: False)
-    assert lists(question) == set()  # a scope searched through its graphs: none
