@@ -465,11 +465,6 @@ RETRIEVAL_WHEN_PREFERENCE = env_float("RETRIEVAL_WHEN_PREFERENCE", 0.0, minimum=
 # similarity plus this weight times its session's (the mean of the session's three nearest turns;
 # retrieval/vector.py: session_smoothed_candidates). 0: off. Judged by cross-validation.
 RETRIEVAL_SESSION_SMOOTHING = env_float("RETRIEVAL_SESSION_SMOOTHING", 0.0, minimum=0.0)
-# The speakers' own lists (RETRIEVAL_SPEAKER_LISTS) vote this many times a list's share in the fusion;
-# with RETRIEVAL_SPEAKER_WINDOW_LISTS each comes with a list of that speaker's ±1 windows too. Judged
-# by cross-validation (docs/ARCHITECTURE.md, "… a fifth round").
-RETRIEVAL_SPEAKER_LIST_WEIGHT = env_float("RETRIEVAL_SPEAKER_LIST_WEIGHT", 1.0, minimum=0.0)
-RETRIEVAL_SPEAKER_WINDOW_LISTS = env_bool("RETRIEVAL_SPEAKER_WINDOW_LISTS", False)
 # Server processes load the embedder and dateparser in a background thread at start (memoryweb/warmup.py).
 MEMORYWEB_WARM_UP = env_bool("MEMORYWEB_WARM_UP", True)
 # Without a broker, a server process runs extraction and indexing on two background threads of its

@@ -60,7 +60,7 @@ INDEX_SETTINGS = frozenset({"RETRIEVAL_TURN_VECTOR_TEXT", "RETRIEVAL_WINDOW_VECT
 FUSION_SETTINGS = frozenset({
     "RETRIEVAL_FUSION", "RETRIEVAL_RRF_K", "RETRIEVAL_SPEAKER_PREFERENCE", "RETRIEVAL_TIME_PREFERENCE", "RETRIEVAL_REPLY_FOLLOWS",
     "RETRIEVAL_LEXICAL_FEEDBACK",  # a second BM25 list after the first fusion, the first lists as gathered
-    "RETRIEVAL_LIST_SESSION_CAP", "RETRIEVAL_WHEN_PREFERENCE", "RETRIEVAL_SPEAKER_LIST_WEIGHT",
+    "RETRIEVAL_LIST_SESSION_CAP", "RETRIEVAL_WHEN_PREFERENCE",
 })
 _HEAD_RULES_OFF = {"RETRIEVAL_SPEAKER_PREFERENCE": 0.0, "RETRIEVAL_TIME_PREFERENCE": 0.0, "RETRIEVAL_REPLY_FOLLOWS": 0}
 
@@ -120,9 +120,6 @@ ALTERNATIVES = (
     Candidate("when: time told × 1.5", {"RETRIEVAL_WHEN_PREFERENCE": 0.5}),
     Candidate("when: time told × 2", {"RETRIEVAL_WHEN_PREFERENCE": 1.0}),
     Candidate("session list", {"RETRIEVAL_SESSION_SMOOTHING": 0.5}),
-    # Its second batch: the speakers' own lists vote twice; the speakers' own ±1 windows as lists too.
-    Candidate("speaker lists weighted × 2", {"RETRIEVAL_SPEAKER_LIST_WEIGHT": 2.0}),
-    Candidate("speaker windows", {"RETRIEVAL_SPEAKER_WINDOW_LISTS": True}),
 )
 CANDIDATES = RULES_OFF + (DEFAULT,) + ALTERNATIVES
 

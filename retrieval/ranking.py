@@ -35,19 +35,15 @@ def rrf(lists: Sequence[Sequence[Hashable]], *, k: float | None = None, weights:
     return scores
 
 
-def zscore(
-    lists: Sequence[Sequence[Hashable]], values: Sequence[Sequence[float] | None], *, weights: Sequence[float] | None = None,
-) -> dict[Hashable, float]:
+def zscore(lists: Sequence[Sequence[Hashable]], values: Sequence[Sequence[float] | None]) -> dict[Hashable, float]:
     """Fused scores from the lists' own scores: each list's scores are divided by their standard
     deviation and shifted so its last item scores 0, and an item gets the sum over the lists
     that hold it (a list that does not hold it gives 0, as to its worst). So a list whose scores
     spread widely (a BM25 list with one document far ahead) speaks louder than a flat one, which
     ranks alone cannot say. A list without scores (`None`) scores by rank: n − rank over n.
-    An item listed twice in one list counts once, at its first (best) place. `weights`: each
-    list's share times this (1 each by default)."""
+    An item listed twice in one list counts once, at its first (best) place."""
     scores: dict[Hashable, float] = {}
-    for index, (items, raw) in enumerate(zip(lists, values)):
-        weight = 1.0 if weights is None else weights[index]
+    for items, raw in zip(lists, values):
         seen: dict[Hashable, float] = {}
         for rank, item in enumerate(items):
             if item not in seen:
@@ -59,18 +55,15 @@ def zscore(
         spread = math.sqrt(sum((v - mean) ** 2 for v in numbers) / len(numbers)) or 1.0
         low = min(numbers)
         for item, value in seen.items():
-            scores[item] = scores.get(item, 0.0) + weight * (value - low) / spread
+            scores[item] = scores.get(item, 0.0) + (value - low) / spread
     return scores
 
 
-def fuse(
-    lists: Sequence[Sequence[Hashable]], values: Sequence[Sequence[float] | None], *, weights: Sequence[float] | None = None,
-) -> dict[Hashable, float]:
-    """The fused scores by RETRIEVAL_FUSION: "rrf" (ranks only) or "zscore" (the lists' scores),
-    each list's vote times its weight (1 each by default)."""
+def fuse(lists: Sequence[Sequence[Hashable]], values: Sequence[Sequence[float] | None]) -> dict[Hashable, float]:
+    """The fused scores by RETRIEVAL_FUSION: "rrf" (ranks only) or "zscore" (the lists' scores)."""
     if settings.RETRIEVAL_FUSION == "zscore":
-        return zscore(lists, values, weights=weights)
-    return rrf(lists, weights=weights)
+        return zscore(lists, values)
+    return rrf(lists)
 
 
 def recency(moment: datetime | None, *, now: datetime, importance: float | None = None, half_life_days: float | None = None) -> float:

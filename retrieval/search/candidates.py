@@ -43,8 +43,6 @@ class Candidates:
     unindexed: dict[str, list[Hit]] = field(default_factory=dict)
     # RETRIEVAL_SPEAKER_LISTS: per speaker the question names, the nearest of their own turns.
     speakers: dict[str, list[VectorHit]] = field(default_factory=dict)
-    # RETRIEVAL_SPEAKER_WINDOW_LISTS: with each of those, the nearest of the speaker's ±1 windows.
-    speaker_windows: dict[str, list[VectorHit]] = field(default_factory=dict)
     # RETRIEVAL_LEXICAL_FEEDBACK: BM25 on turns again, the query's lexemes with the first pass's.
     feedback: list[Hit] = field(default_factory=list)
     # RETRIEVAL_SESSION_SMOOTHING: turns by their similarity plus their session's.
@@ -157,7 +155,7 @@ def _gather(
             return hits
         return search
 
-    def spoken(speaker: str, collection: str = Collection.TURN):
+    def spoken(speaker: str):
         """RETRIEVAL_SPEAKER_LISTS: the nearest of the turns `speaker` said. The vector lists cannot
         see who spoke, and a question about two people ("What have Jon and Gina both done?") needs
         each one's own lines; one list per speaker named, so neither crowds the other out. A
@@ -166,11 +164,11 @@ def _gather(
         def search():
             vector = query_vector.get() if isinstance(query_vector, Soon) else query_vector
             if isinstance(vector, QueryVectors):
-                vector = vector.for_collection(collection)
+                vector = vector.for_collection(Collection.TURN)
             t0 = time.perf_counter()
             hits = speaker_vector_candidates(scope=scope, query_vector=vector, embedder=embedder, speaker=speaker,
-                                             collection=collection, limit=min(pool, settings.RETRIEVAL_VECTOR_POOL_MAX))
-            lap[f"vector {collection} said by {speaker}"] = time.perf_counter() - t0
+                                             collection=Collection.TURN, limit=min(pool, settings.RETRIEVAL_VECTOR_POOL_MAX))
+            lap[f"vector said by {speaker}"] = time.perf_counter() - t0
             return hits
         return search
 
@@ -212,28 +210,23 @@ def _gather(
             groups = [[collection] for collection in collections]
         # The speakers' own lines: exact scans, so in a small scope only (a large one's cost stays as it was).
         named = speaker_lists_for(q) if exact and Collection.TURN in collections else []
-        # …and with RETRIEVAL_SPEAKER_WINDOW_LISTS, their ±1 windows (a window's speaker: its centre turn's).
-        windowed = named if settings.RETRIEVAL_SPEAKER_WINDOW_LISTS and Collection.TURN_W1 in collections else []
         by_session = [smoothed] if exact and Collection.TURN in collections and settings.RETRIEVAL_SESSION_SMOOTHING > 0 else []
         (bm25, unindexed), (entities, entity_facts, changed), *per_collection = side_by_side(
-            lexical, structured, *(semantic(group) for group in groups), *(spoken(speaker) for speaker in named),
-            *(spoken(speaker, Collection.TURN_W1) for speaker in windowed), *by_session,
+            lexical, structured, *(semantic(group) for group in groups), *(spoken(speaker) for speaker in named), *by_session
         )
         vectors = {collection: hits for found in per_collection[: len(groups)] for collection, hits in found.items()}
-        after = len(groups) + len(named)
-        speakers = dict(zip(named, per_collection[len(groups): after]))
-        speaker_windows = dict(zip(windowed, per_collection[after: after + len(windowed)]))
+        speakers = dict(zip(named, per_collection[len(groups): len(groups) + len(named)]))
         sessions = per_collection[-1] if by_session else []
     else:
         (bm25, unindexed), (entities, entity_facts, changed) = lexical(), structured()
-        vectors, speakers, speaker_windows, sessions = {}, {}, {}, []
+        vectors, speakers, sessions = {}, {}, []
     # These overlap; "candidates" is what the caller waited for all of them ("vector": the slowest).
     vector_laps = [seconds for name, seconds in lap.items() if name.startswith("vector ")]
     timings.update(
         bm25=lap.get("bm25", 0.0), vector=max(vector_laps, default=0.0), entities=lap["entities"],
         candidates=time.perf_counter() - started,
     )
-    return Candidates(bm25, vectors, entities, entity_facts, changed, unindexed, speakers, speaker_windows=speaker_windows, sessions=sessions)
+    return Candidates(bm25, vectors, entities, entity_facts, changed, unindexed, speakers, sessions=sessions)
 
 
 def _entity_facts(q: Question, entities: list[Entity]) -> list[Fact]:

@@ -37,8 +37,7 @@ class Fused:
 def candidates_fuse(c: Candidates, *, q: Question, pool: int, evidence: bool) -> Fused:
     """The lists fused, best first, at most `pool` items."""
     turn_ids = {h.target_id for name in TURN_COLLECTIONS for h in c.bm25.get(name, []) + c.vectors.get(name, []) + c.unindexed.get(name, [])}
-    turn_ids |= {h.target_id for hits in [*c.speakers.values(), *c.speaker_windows.values()] for h in hits}
-    turn_ids |= {h.target_id for h in c.feedback + c.sessions}
+    turn_ids |= {h.target_id for hits in c.speakers.values() for h in hits} | {h.target_id for h in c.feedback + c.sessions}
     episode_of_turn = {} if evidence or not turn_ids else dict(
         Episode.objects.in_scope(q.scope).filter(turn_id__in=turn_ids).values_list("turn_id", "pk")
     )
@@ -54,16 +53,14 @@ def candidates_fuse(c: Candidates, *, q: Question, pool: int, evidence: bool) ->
 
     lists: list[list[Key]] = []
     values: list[list[float] | None] = []
-    weights: list[float] = []
     why: dict[Key, list[str]] = {}
 
-    def add_list(name: str, keys: list[Key], notes: list[str] | None = None, scores: list[float] | None = None, weight: float = 1.0) -> None:
+    def add_list(name: str, keys: list[Key], notes: list[str] | None = None, scores: list[float] | None = None) -> None:
         best = {}
         for at, item in enumerate(keys):
             best.setdefault(item, at)  # a list is best first: an item keeps its first place
         ranked = list(best)
         lists.append(ranked)
-        weights.append(weight)
         values.append([scores[best[item]] for item in ranked] if scores is not None else None)
         for rank, item in enumerate(ranked[:_WHY_DEPTH], start=1):
             why.setdefault(item, []).append(f"{name} #{rank}" + (f" ({notes[rank - 1]})" if notes else ""))
@@ -74,11 +71,9 @@ def candidates_fuse(c: Candidates, *, q: Question, pool: int, evidence: bool) ->
     for collection, hits in sorted(c.vectors.items()):
         add_list(f"vector {collection}", [key(collection, h.target_id) for h in hits], [f"cos {h.similarity:.2f}" for h in hits],
                  [h.similarity for h in hits])
-    # RETRIEVAL_SPEAKER_LIST_WEIGHT: the speakers' own lists (of turns, and of their windows) may vote louder.
-    for name, by_speaker in (("turn", c.speakers), ("window", c.speaker_windows)):
-        for speaker, hits in by_speaker.items():
-            add_list(f"vector {name} said by {speaker}", [key(h.collection, h.target_id) for h in hits],
-                     [f"cos {h.similarity:.2f}" for h in hits], [h.similarity for h in hits], weight=settings.RETRIEVAL_SPEAKER_LIST_WEIGHT)
+    for speaker, hits in c.speakers.items():
+        add_list(f"vector turn said by {speaker}", [key(h.collection, h.target_id) for h in hits],
+                 [f"cos {h.similarity:.2f}" for h in hits], [h.similarity for h in hits])
     if c.sessions:
         add_list("vector turn smoothed by its session", [key(h.collection, h.target_id) for h in c.sessions],
                  [f"{h.similarity:.2f}" for h in c.sessions], [h.similarity for h in c.sessions])
@@ -93,7 +88,7 @@ def candidates_fuse(c: Candidates, *, q: Question, pool: int, evidence: bool) ->
     if q.changes and "fact" in q.kinds:
         add_list("changed in window", [("fact", f.pk) for f in c.changed])
 
-    scores = fuse(lists, values, weights=weights)
+    scores = fuse(lists, values)
     return Fused(scores=scores, ranked=sorted(scores, key=lambda item: -scores[item])[:pool], why=why)
 
 
