@@ -461,10 +461,6 @@ RETRIEVAL_REPLY_FOLLOWS = env_int("RETRIEVAL_REPLY_FOLLOWS", 3, minimum=0)
 # by 1 + RETRIEVAL_WHEN_PREFERENCE (0: off). Judged by cross-validation (docs/ARCHITECTURE.md,
 # "… a fifth round").
 RETRIEVAL_WHEN_PREFERENCE = env_float("RETRIEVAL_WHEN_PREFERENCE", 0.0, minimum=0.0)
-# Sessions as documents: one more list of turns in a scope searched exactly, each scored by its own
-# similarity plus this weight times its session's (the mean of the session's three nearest turns;
-# retrieval/vector.py: session_smoothed_candidates). 0: off. Judged by cross-validation.
-RETRIEVAL_SESSION_SMOOTHING = env_float("RETRIEVAL_SESSION_SMOOTHING", 0.0, minimum=0.0)
 # Server processes load the embedder and dateparser in a background thread at start (memoryweb/warmup.py).
 MEMORYWEB_WARM_UP = env_bool("MEMORYWEB_WARM_UP", True)
 # Without a broker, a server process runs extraction and indexing on two background threads of its

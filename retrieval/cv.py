@@ -115,11 +115,12 @@ ALTERNATIVES = (
     Candidate("list questions: 3 turns a session", {"RETRIEVAL_LIST_SESSION_CAP": 3}),
     Candidate("list questions: 5 turns a session", {"RETRIEVAL_LIST_SESSION_CAP": 5}),
     # A fifth round (docs/ARCHITECTURE.md, "… a fifth round"), chosen among these and the default
-    # only (`--candidates`): a "when" question's head prefers the lines that tell a time; one more
-    # list of turns, each smoothed by its session's similarity (sessions as documents).
+    # only (`--candidates`): a "when" question's head prefers the lines that tell a time (a near-tie,
+    # not taken). (Sessions as documents, a list of turns smoothed by their session's similarity, lost
+    # in every fold by 2-3 errors; the speakers' lists voting twice changed nothing; their ±1 windows
+    # as lists lost in every fold: none kept as code.)
     Candidate("when: time told × 1.5", {"RETRIEVAL_WHEN_PREFERENCE": 0.5}),
     Candidate("when: time told × 2", {"RETRIEVAL_WHEN_PREFERENCE": 1.0}),
-    Candidate("session list", {"RETRIEVAL_SESSION_SMOOTHING": 0.5}),
 )
 CANDIDATES = RULES_OFF + (DEFAULT,) + ALTERNATIVES
 

@@ -26,7 +26,6 @@ from memories.services.vectors import (
     DOC_TARGET_TYPES, SCOPE_VECTORS_UP_TO, scope_graph_name, scope_graph_predicate, scope_graphs,
 )
 from retrieval.indexing import vector_target
-from retrieval.models import Collection
 
 
 @dataclass(frozen=True)
@@ -122,47 +121,6 @@ def speaker_vector_candidates(
              vector_literal(query_vector), limit],
         )
         return [VectorHit(c, target_id, float(similarity)) for c, target_id, similarity in cursor.fetchall()]
-
-
-SESSION_NEAREST = 3  # a session's similarity: the mean of its turns' this many best
-
-
-def session_smoothed_candidates(
-    *, scope: Scope, query_vector: list[float], embedder: Embedder, weight: float, limit: int,
-) -> list[VectorHit]:
-    """Sessions as documents (RETRIEVAL_SESSION_SMOOTHING): the `limit` turns whose similarity
-    plus `weight` times their session's (the mean of its SESSION_NEAREST nearest turns) is
-    highest, best first, with that sum. A line in a session about the thing asked outranks an
-    equally near line told among other things (a document's score smoothed by its cluster's: Liu &
-    Croft, "Cluster-based retrieval using language models", SIGIR 2004). An exact scan of the
-    scope's turn vectors, so for small scopes only (the caller asks `vector_search_exact` first)."""
-    if limit <= 0:
-        return []
-    dim = int(embedder.dim)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"""
-            WITH near AS (
-                SELECT d.target_id, t.session_id, 1 - (e.vec::vector({dim}) <=> %s::vector({dim})) AS similarity
-                FROM retrieval_embedding e
-                JOIN retrieval_searchdocument d ON d.id = e.target_id
-                JOIN memories_turn t ON t.id = d.target_id
-                WHERE e.model = %s AND e.scope_id = %s AND e.target_type = %s AND d.scope_id = %s AND d.collection = %s
-            ), placed AS (
-                SELECT near.*, row_number() OVER (PARTITION BY session_id ORDER BY similarity DESC, target_id) AS place
-                FROM near
-            ), sessions AS (
-                SELECT session_id, avg(similarity) AS similarity FROM placed WHERE place <= %s GROUP BY session_id
-            )
-            SELECT p.target_id, p.similarity + %s * s.similarity AS smoothed
-            FROM placed p JOIN sessions s USING (session_id)
-            ORDER BY smoothed DESC, p.target_id
-            LIMIT %s
-            """,
-            [vector_literal(query_vector), embedder.name, scope.pk, vector_target(Collection.TURN), scope.pk, Collection.TURN,
-             SESSION_NEAREST, weight, limit],
-        )
-        return [VectorHit(Collection.TURN, target_id, float(smoothed)) for target_id, smoothed in cursor.fetchall()]
 
 
 # The `limit` nearest of one collection through a graph: `where` repeats the graph's predicate

@@ -28,9 +28,7 @@ from retrieval.search.eligibility import document_filter, fact_eligible, window_
 from retrieval.search.question import (
     Question, asks_conjecture, asks_list, entities_named, named_speaker, scope_speakers, speakers_named,
 )
-from retrieval.vector import (
-    VectorHit, session_smoothed_candidates, speaker_vector_candidates, vector_candidates, vector_search_exact,
-)
+from retrieval.vector import VectorHit, speaker_vector_candidates, vector_candidates, vector_search_exact
 
 
 @dataclass
@@ -45,8 +43,6 @@ class Candidates:
     speakers: dict[str, list[VectorHit]] = field(default_factory=dict)
     # RETRIEVAL_LEXICAL_FEEDBACK: BM25 on turns again, the query's lexemes with the first pass's.
     feedback: list[Hit] = field(default_factory=list)
-    # RETRIEVAL_SESSION_SMOOTHING: turns by their similarity plus their session's.
-    sessions: list[VectorHit] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -172,19 +168,6 @@ def _gather(
             return hits
         return search
 
-    def smoothed():
-        """RETRIEVAL_SESSION_SMOOTHING: sessions as documents. A line of a session about the thing
-        asked, not itself the nearest (the second thing told of it, a reply that names it not),
-        outranks an equally near line of a session about something else."""
-        vector = query_vector.get() if isinstance(query_vector, Soon) else query_vector
-        if isinstance(vector, QueryVectors):
-            vector = vector.for_collection(Collection.TURN)
-        t0 = time.perf_counter()
-        hits = session_smoothed_candidates(scope=scope, query_vector=vector, embedder=embedder, weight=settings.RETRIEVAL_SESSION_SMOOTHING,
-                                           limit=min(pool, settings.RETRIEVAL_VECTOR_POOL_MAX))
-        lap["vector turn by session"] = time.perf_counter() - t0
-        return hits
-
     def structured():
         """Facts of the entities the question names, and for "what changed" the facts that began
         in the window: lists that need no search."""
@@ -210,23 +193,21 @@ def _gather(
             groups = [[collection] for collection in collections]
         # The speakers' own lines: exact scans, so in a small scope only (a large one's cost stays as it was).
         named = speaker_lists_for(q) if exact and Collection.TURN in collections else []
-        by_session = [smoothed] if exact and Collection.TURN in collections and settings.RETRIEVAL_SESSION_SMOOTHING > 0 else []
         (bm25, unindexed), (entities, entity_facts, changed), *per_collection = side_by_side(
-            lexical, structured, *(semantic(group) for group in groups), *(spoken(speaker) for speaker in named), *by_session
+            lexical, structured, *(semantic(group) for group in groups), *(spoken(speaker) for speaker in named)
         )
         vectors = {collection: hits for found in per_collection[: len(groups)] for collection, hits in found.items()}
-        speakers = dict(zip(named, per_collection[len(groups): len(groups) + len(named)]))
-        sessions = per_collection[-1] if by_session else []
+        speakers = dict(zip(named, per_collection[len(groups):]))
     else:
         (bm25, unindexed), (entities, entity_facts, changed) = lexical(), structured()
-        vectors, speakers, sessions = {}, {}, []
+        vectors, speakers = {}, {}
     # These overlap; "candidates" is what the caller waited for all of them ("vector": the slowest).
     vector_laps = [seconds for name, seconds in lap.items() if name.startswith("vector ")]
     timings.update(
         bm25=lap.get("bm25", 0.0), vector=max(vector_laps, default=0.0), entities=lap["entities"],
         candidates=time.perf_counter() - started,
     )
-    return Candidates(bm25, vectors, entities, entity_facts, changed, unindexed, speakers, sessions=sessions)
+    return Candidates(bm25, vectors, entities, entity_facts, changed, unindexed, speakers)
 
 
 def _entity_facts(q: Question, entities: list[Entity]) -> list[Fact]:

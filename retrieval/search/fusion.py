@@ -37,7 +37,7 @@ class Fused:
 def candidates_fuse(c: Candidates, *, q: Question, pool: int, evidence: bool) -> Fused:
     """The lists fused, best first, at most `pool` items."""
     turn_ids = {h.target_id for name in TURN_COLLECTIONS for h in c.bm25.get(name, []) + c.vectors.get(name, []) + c.unindexed.get(name, [])}
-    turn_ids |= {h.target_id for hits in c.speakers.values() for h in hits} | {h.target_id for h in c.feedback + c.sessions}
+    turn_ids |= {h.target_id for hits in c.speakers.values() for h in hits} | {h.target_id for h in c.feedback}
     episode_of_turn = {} if evidence or not turn_ids else dict(
         Episode.objects.in_scope(q.scope).filter(turn_id__in=turn_ids).values_list("turn_id", "pk")
     )
@@ -74,9 +74,6 @@ def candidates_fuse(c: Candidates, *, q: Question, pool: int, evidence: bool) ->
     for speaker, hits in c.speakers.items():
         add_list(f"vector turn said by {speaker}", [key(h.collection, h.target_id) for h in hits],
                  [f"cos {h.similarity:.2f}" for h in hits], [h.similarity for h in hits])
-    if c.sessions:
-        add_list("vector turn smoothed by its session", [key(h.collection, h.target_id) for h in c.sessions],
-                 [f"{h.similarity:.2f}" for h in c.sessions], [h.similarity for h in c.sessions])
     if c.feedback:
         add_list("bm25 turn with feedback words", [key(h.collection, h.target_id) for h in c.feedback],
                  [f"{h.score:.2f}" for h in c.feedback], [h.score for h in c.feedback])
