@@ -456,6 +456,11 @@ RETRIEVAL_WINDOW_RADIUS = env_int("RETRIEVAL_WINDOW_RADIUS", 2, minimum=0)
 RETRIEVAL_SPEAKER_PREFERENCE = env_float("RETRIEVAL_SPEAKER_PREFERENCE", 0.0, minimum=0.0)
 RETRIEVAL_TIME_PREFERENCE = env_float("RETRIEVAL_TIME_PREFERENCE", 0.5, minimum=0.0)
 RETRIEVAL_REPLY_FOLLOWS = env_int("RETRIEVAL_REPLY_FOLLOWS", 3, minimum=0)
+# A question asking when ("When did …", "How long ago …": retrieval/search/question.py: asks_when)
+# has the head's lines that tell a time ("yesterday", "last week", a month: tells_time) multiplied
+# by 1 + RETRIEVAL_WHEN_PREFERENCE (0: off). Judged by cross-validation (docs/ARCHITECTURE.md,
+# "… a fifth round").
+RETRIEVAL_WHEN_PREFERENCE = env_float("RETRIEVAL_WHEN_PREFERENCE", 0.0, minimum=0.0)
 # Server processes load the embedder and dateparser in a background thread at start (memoryweb/warmup.py).
 MEMORYWEB_WARM_UP = env_bool("MEMORYWEB_WARM_UP", True)
 # Without a broker, a server process runs extraction and indexing on two background threads of its

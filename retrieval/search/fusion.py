@@ -17,7 +17,7 @@ from retrieval.documents import TURN_COLLECTIONS
 from retrieval.models import Collection
 from retrieval.ranking import DEFAULT_IMPORTANCE, fuse, lane_score, recency
 from retrieval.search.candidates import Candidates
-from retrieval.search.question import Question, asks_list, named_speaker
+from retrieval.search.question import Question, asks_list, asks_when, named_speaker, tells_time
 from retrieval.search.results import KINDS, RecallItem
 
 Key = tuple[str, int]  # (kind, primary key)
@@ -130,14 +130,19 @@ def head_preferred(items: dict[Key, RecallItem], fused: Fused, *, q: Question) -
     - said in the period the question names, or within `TIME_PREFERENCE_GRACE` after it, when the
       period does not narrow turns (RETRIEVAL_TIME_WINDOWS=facts): × (1 + RETRIEVAL_TIME_PREFERENCE).
       A preference, not a filter: the thing may have been told months later, which is why the
-      filter was dropped.
+      filter was dropped;
+    - telling a time (`tells_time`: "yesterday", "last week", a month) when the question asks when
+      (`asks_when`), × (1 + RETRIEVAL_WHEN_PREFERENCE), off by default: the line that says when a
+      thing happened, among the lines about that thing.
     Only the head is reordered (the rows loaded for the lanes), so no row is read for it."""
     scores = {key: fused.scores[key] for key in items}
     speaker_factor = 1.0 + settings.RETRIEVAL_SPEAKER_PREFERENCE
     time_factor = 1.0 + settings.RETRIEVAL_TIME_PREFERENCE
+    when_factor = 1.0 + settings.RETRIEVAL_WHEN_PREFERENCE
     speaker = named_speaker(q.scope, q.text, q.speakers) if speaker_factor > 1.0 else ""
     window = q.window if time_factor > 1.0 and q.moment_window is None else None
-    if not speaker and window is None:
+    when = when_factor > 1.0 and asks_when(q.text)
+    if not speaker and window is None and not when:
         return scores
     end = window.end + TIME_PREFERENCE_GRACE if window is not None and window.end is not None else None
     for key, item in items.items():
@@ -150,6 +155,9 @@ def head_preferred(items: dict[Key, RecallItem], fused: Fused, *, q: Question) -
         if window is not None and moment is not None and (window.start is None or moment >= window.start) and (end is None or moment < end):
             scores[key] *= time_factor
             item.why.append(f"said in the question's period ({window.phrase})")
+        if when and tells_time(item.text):
+            scores[key] *= when_factor
+            item.why.append("tells a time, and the question asks when")
     return scores
 
 

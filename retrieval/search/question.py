@@ -151,6 +151,32 @@ def asks_conjecture(text: str) -> bool:
     return bool(_CONJECTURE.search(text))
 
 
+# A question that asks when a thing happened or for how long; and the words a line tells a time
+# with (relative ones, told days later, as well as dates): retrieval/search/fusion.py: head_preferred.
+_WHEN = re.compile(r"^\W*when\b|\bhow\s+long\b|\b(?:what|which)\s+(?:year|month|week|day|date)\b", re.IGNORECASE)
+_DAYS = r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?"
+_MONTHS = r"(?:january|february|march|april|june|july|august|september|october|november|december)"
+_SPANS = r"(?:days?|nights?|weeks?|weekends?|months?|years?|mornings?|evenings?|afternoons?|summer|winter|spring|autumn)"
+_TOLD_TIME = re.compile(
+    rf"\b(?:yesterday|today|tonight|tomorrow|ago|recently|lately|{_DAYS}|{_MONTHS}|(?:19|20)\d\d"
+    rf"|(?:last|next|this|past|coming)\s+(?:(?:few|couple(?:\s+of)?)\s+)?(?:{_SPANS}|{_DAYS})"
+    rf"|(?:\d+|a|an|one|two|three|four|five|six|few|several)\s+{_SPANS})\b",
+    re.IGNORECASE,
+)
+
+
+def asks_when(text: str) -> bool:
+    """Whether the question asks when ("When did Jon lose his job?", "How long ago …", "What year
+    …"): its evidence is the line that says when, beside lines about the same thing that do not."""
+    return bool(_WHEN.search(text))
+
+
+def tells_time(text: str) -> bool:
+    """Whether a line tells a time: a relative one ("yesterday", "last week", "two days ago"), a
+    weekday, a month or a year."""
+    return bool(_TOLD_TIME.search(text))
+
+
 def asks_list(text: str) -> bool:
     """Whether the question asks for several things, whose evidence is told apart ("What books has
     Melanie read?", "Which cities …", "How many times …"): a plural noun right after what/which
