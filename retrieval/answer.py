@@ -20,7 +20,7 @@ from django.db.models import Q
 from pydantic import BaseModel, Field
 
 from memoryweb.errors import InvalidInput
-from memories.extraction.offline.amend import amended, holds_shape
+from memories.extraction.offline.amend import CORRECTION_AMONG, CORRECTION_WITHIN, amended, holds_shape
 from memories.extraction.offline.words import NOT_NAMES
 from memories.extraction.vocabulary import FUNCTION_PHRASES, TOOL_WORDS, function_key, is_single_valued
 from memories.models import Entity, Episode, Fact, FactStatus, Scope
@@ -561,13 +561,10 @@ def _evidence_answer(question: str, items: list[RecallItem], *, scope: Scope | N
     return (f"{span}\n{quote}" if span else quote), best_item
 
 
-CORRECTION_WITHIN = timedelta(days=7)  # how long after a statement a short correction can still be about it
-CORRECTION_AFTER = 3  # ... and among how many of the scope's next episodes
-
-
 def _as_corrected(scope: Scope | None, item: RecallItem, sentence: str) -> tuple[str, Episode | None]:
-    """`sentence` as a short correction said soon after it says it should have been ("we bought
-    120 new CT40s", then "sorry, 150": "we bought 150 new CT40s"), with the correction's episode;
+    """`sentence` as a short correction said soon after it (among the scope's next CORRECTION_AMONG
+    episodes within CORRECTION_WITHIN) says it should have been ("we bought 120 new CT40s", then
+    "sorry, 150": "we bought 150 new CT40s"), with the correction's episode;
     else the sentence as said and None. Any speaker may correct (`amend.amended` decides whether
     the later text corrects this sentence at all)."""
     episode_id = (item.source or {}).get("episode")
@@ -578,7 +575,7 @@ def _as_corrected(scope: Scope | None, item: RecallItem, sentence: str) -> tuple
         return sentence, None
     later = (Episode.objects.filter(scope=scope, occurred_at__lte=said["occurred_at"] + CORRECTION_WITHIN)
              .filter(Q(occurred_at__gt=said["occurred_at"]) | Q(occurred_at=said["occurred_at"], pk__gt=said["pk"]))
-             .order_by("occurred_at", "pk")[:CORRECTION_AFTER])
+             .order_by("occurred_at", "pk")[:CORRECTION_AMONG])
     between: list[str] = []
     for episode in later:
         if meant := amended(sentence, episode.text, same_speaker=episode.speaker == said["speaker"]):

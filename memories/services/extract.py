@@ -34,7 +34,7 @@ from memoryweb.providers.llm import LLMError
 from memoryweb.queue import enqueue
 from memories.extraction import extractors
 from memories.extraction.extractors import Extractor
-from memories.extraction.offline.amend import amended, correction_read, holds_shape
+from memories.extraction.offline.amend import CORRECTION_AMONG, CORRECTION_WITHIN, amended, correction_read, holds_shape
 from memories.extraction.schemas import ExtractedFact, Extraction, ReconcileDecision
 from memories.extraction.vocabulary import (
     CORRECTION_ATTRIBUTE, CORRECTS_CURRENT, REPLACEMENT_ATTRIBUTE, SINGLE_VALUED_SUFFIXES, canonical_attribute, is_single_valued,
@@ -261,19 +261,15 @@ def _extract(episode: Episode, extractor: Extractor) -> ExtractionOutcome:
     return ExtractionOutcome(episode.public_id, EpisodeStatus.DONE, changes=changes, facts_dropped=dropped)
 
 
-AMEND_WITHIN = timedelta(days=7)  # how long after a statement a short correction can still be about it
-AMEND_BEFORE = 3  # ... and among how many of the scope's episodes before it
-
-
 def _amendment_read(episode: Episode, extraction: Extraction, *, extractor: Extractor, team: str | None) -> Extraction:
     """A short correction ("sorry, Wednesday", "scratch that, 36") corrects the statement just
-    before it (the latest of the scope's last AMEND_BEFORE episodes within AMEND_WITHIN, anyone's,
+    before it (the latest of the scope's last CORRECTION_AMONG episodes within CORRECTION_WITHIN, anyone's,
     that `amend.holds_shape`; `amend.amended`): that statement is read again as the correction says it should have been, and each
     fact whose value changed is a correction of the one first read. They take the place of the
     correction's own correction facts; its other facts stay. Unchanged when nothing is amended."""
-    earlier = (Episode.objects.filter(scope=episode.scope, occurred_at__gte=episode.occurred_at - AMEND_WITHIN)
+    earlier = (Episode.objects.filter(scope=episode.scope, occurred_at__gte=episode.occurred_at - CORRECTION_WITHIN)
                .filter(Q(occurred_at__lt=episode.occurred_at) | Q(occurred_at=episode.occurred_at, pk__lt=episode.pk))
-               .order_by("-occurred_at", "-pk")[:AMEND_BEFORE])
+               .order_by("-occurred_at", "-pk")[:CORRECTION_AMONG])
     for said in earlier:
         if not holds_shape(said.text, episode.text):
             continue  # chatter in between

@@ -18,6 +18,13 @@ read on its own, as before.
 
 import re
 from dataclasses import dataclass
+from datetime import timedelta
+
+# A short correction is about a statement at most this long before it and among the scope's last
+# few episodes before it (the extractor looks back from the correction, the answers forward from
+# the statement).
+CORRECTION_WITHIN = timedelta(days=7)
+CORRECTION_AMONG = 3
 
 _MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
           r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
