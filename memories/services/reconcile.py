@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from memories.extraction.schemas import ReconcileDecision
@@ -245,10 +245,17 @@ def _apply(change: FactChange, decision: Decision, *, new: NewFact, candidates: 
                     fact_end(row, status=FactStatus.SUPERSEDED, at=row.valid_from or timezone.now())
                 _support(known, episode=episode, new=new)
                 return change
-            change.fact = _create(new, **fields, status=FactStatus.SUPERSEDED, valid_to=later[0].valid_from, row=row)
-            if later[0].supersedes_id is None:
-                later[0].supersedes = change.fact
-                later[0].save(update_fields=["supersedes", "updated_at"])
+            following = _next_known(scope=fields["scope"], new=new) or later[0]
+            # Told inside another value's known stay ("Lisbon from 2021" within "Berlin 2020–2022"):
+            # that stay ended when this one began, and the chain runs through the new value.
+            before = _stay_around(scope=fields["scope"], new=new, following=following)
+            if before is not None:
+                before.valid_to = new.valid_from
+                before.save(update_fields=["valid_to", "updated_at"])
+            change.fact = _create(new, **fields, status=FactStatus.SUPERSEDED, valid_to=following.valid_from, supersedes=before, row=row)
+            if following.supersedes_id is None or (before is not None and following.supersedes_id == before.pk):
+                following.supersedes = change.fact
+                following.save(update_fields=["supersedes", "updated_at"])
             change.reason = "older than the active value: recorded as history"
             return change
         ended = [decision.target] if decision.decided_by == "llm" else candidates
@@ -308,6 +315,34 @@ def _restore(old: Fact, *, back: FactSupport, after: Fact) -> Fact:
     old.supports.filter(valid_from__gt=after.valid_from).exclude(pk=back.pk).update(fact=restored)
     back.delete()  # it is the restored fact's source now
     return restored
+
+
+def _next_known(*, scope: Scope, new: NewFact) -> Fact | None:
+    """The first value known to have begun after a value told late ("Madrid from 2019" told after
+    "Berlin 2020–2022" and "Oslo since 2022"): the late one ends where Berlin began, not where
+    the active Oslo did, so the history's intervals do not overlap. A value that was never true
+    (corrected: it ends where it began) or is retracted or held counts for nothing."""
+    return (
+        Fact.objects.in_scope(scope)
+        .filter(subject=new.subject, attribute=new.attribute, valid_from__gt=new.valid_from,
+                status__in=[FactStatus.ACTIVE, FactStatus.SUPERSEDED])
+        .exclude(valid_to__lte=F("valid_from"))
+        .order_by("valid_from", "id")
+        .first()
+    )
+
+
+def _stay_around(*, scope: Scope, new: NewFact, following: Fact) -> Fact | None:
+    """An ended value of another value whose stay holds the late one's start, and ends no later
+    than the value that follows it: the stay the late value cut short."""
+    return (
+        Fact.objects.in_scope(scope)
+        .filter(subject=new.subject, attribute=new.attribute, status=FactStatus.SUPERSEDED,
+                valid_from__lt=new.valid_from, valid_to__gt=new.valid_from, valid_to__lte=following.valid_from)
+        .exclude(value_normalized=new.value_normalized)
+        .order_by("-valid_from", "-id")
+        .first()
+    )
 
 
 def _history_covering(*, scope: Scope, new: NewFact) -> Fact | None:

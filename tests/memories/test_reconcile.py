@@ -119,6 +119,29 @@ def test_an_older_value_told_late_becomes_history_not_the_current_value(cast, an
     assert _active(ankesh, "lives_in") == ["New York"]
 
 
+def test_an_older_value_told_late_ends_where_the_next_known_value_began(cast, ankesh):
+    # Berlin from 2020, Oslo from 2022, then "Madrid from 2019" told: Madrid ends where Berlin
+    # began (not where the active Oslo did), so no two values of the history overlap.
+    _apply(cast, _fact(ankesh, "lives_in", "Berlin", at(2020, 1)))
+    _apply(cast, _fact(ankesh, "lives_in", "Oslo", at(2022, 1)))
+    madrid = _apply(cast, _fact(ankesh, "lives_in", "Madrid", at(2019, 1))).fact
+    assert _timeline(ankesh, "lives_in") == [
+        ("Madrid", FactStatus.SUPERSEDED, at(2019, 1), at(2020, 1)),
+        ("Berlin", FactStatus.SUPERSEDED, at(2020, 1), at(2022, 1)),
+        ("Oslo", FactStatus.ACTIVE, at(2022, 1), None),
+    ]
+    assert Fact.objects.get(value="Berlin").supersedes == madrid
+    # Told late inside a known stay: that stay ends where the late value began, and the chain runs through it.
+    lisbon = _apply(cast, _fact(ankesh, "lives_in", "Lisbon", at(2021, 1))).fact
+    assert _timeline(ankesh, "lives_in") == [
+        ("Madrid", FactStatus.SUPERSEDED, at(2019, 1), at(2020, 1)),
+        ("Berlin", FactStatus.SUPERSEDED, at(2020, 1), at(2021, 1)),
+        ("Lisbon", FactStatus.SUPERSEDED, at(2021, 1), at(2022, 1)),
+        ("Oslo", FactStatus.ACTIVE, at(2022, 1), None),
+    ]
+    assert [lisbon.supersedes.value, Fact.objects.get(value="Oslo").supersedes.value] == ["Berlin", "Lisbon"]
+
+
 def test_an_old_value_the_history_already_holds_is_a_noop(cast, ankesh):
     _apply(cast, _fact(ankesh, "lives_in", "San Francisco", at(2024, 3)))
     _apply(cast, _fact(ankesh, "lives_in", "New York", at(2024, 9)))
