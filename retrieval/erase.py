@@ -51,6 +51,7 @@ from memories.services.facts import entity_get
 from memories.services.tombstones import ErasedKeys, tombstone_record
 from retrieval.forget import audit_scrub, documents_embed_after_commit, episodes_erase
 from retrieval.indexing import scope_lock_for_transaction, speakers_refresh
+from retrieval.packs import packs_drop
 
 # What the receipt and the audit log say instead of the name. Not a hash: people's names are
 # few enough that anyone could hash a list of them and find whom a receipt is about.
@@ -157,6 +158,7 @@ def people_erase(*, scope: Scope, people: list[int], counts: Counter, keys: Eras
     if names.py is not None:
         _audit_names_scrub(scope=scope, names=names, counts=counts)
     speakers_refresh(scope=scope)
+    packs_drop(scope=scope)  # BM25's packs hold the erased documents' ids under their words: packed again by healing
     return rewritten
 
 

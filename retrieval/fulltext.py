@@ -15,7 +15,7 @@ matched on their raw text instead: `unindexed_candidates`, a bounded scan of the
 """
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import connection
@@ -73,6 +73,7 @@ class _Weights:
     k_length: list[float]
     selecting: list[str]
     dfs: list[int]  # [collection index × len(lexemes) + lexeme index], 0 where absent
+    doc_counts: list[int] = field(default_factory=list)  # per collection
 
 
 def _weights(scope: Scope, lexemes: list[str], collections: list[str]) -> _Weights | None:
@@ -95,6 +96,7 @@ def _weights(scope: Scope, lexemes: list[str], collections: list[str]) -> _Weigh
     common = set()
     for collection in present_collections:
         doc_count, total_length = next((row[1], row[2]) for row in rows if row[0] == collection)
+        weights.doc_counts.append(doc_count)
         weights.k_const.append(k1 * (1 - b))
         weights.k_length.append(k1 * b / ((total_length / doc_count) or 1.0))
     for collection, doc_count, _, lexeme, df in rows:

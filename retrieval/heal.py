@@ -8,7 +8,9 @@ periodic task (`retrieval.heal`, Celery beat) and `memoryweb heal` may run it an
 - a scope whose search index is behind its rows (a lost `retrieval.index_scope` message, a run
   that failed after its retries) gets `retrieval.index_scope` queued. Behind means behind for the
   model its vectors are on (`retrieval/embedder.py`): a new EMBEDDER moves a scope only through
-  `memoryweb reindex`.
+  `memoryweb reindex`. So does a large scope with BM25 packs due (retrieval/packs.py: a
+  forgetting or an erasure deleted some, and nobody has written to the scope since): the index
+  run ends by packing them again.
 
 It lives here, above memories, because telling whether a scope's index is behind means reading
 retrieval's own tables; memories alone could only queue every recently changed scope, on every
@@ -26,6 +28,7 @@ from memories.services.heal import HEAL_BATCH, episodes_heal
 from memories.services.vectors import embed_and_store
 from retrieval.embedder import scope_model
 from retrieval.indexing import index_behind
+from retrieval.packs import packs_due
 
 
 @dataclass
@@ -33,7 +36,7 @@ class HealReport:
     pending_episodes: int = 0  # pending too long (their message lost): queued again
     stale_episodes: int = 0  # processing under a stale claim (their worker died): queued again
     entity_vectors: int = 0  # entity vectors computed for the embedding model in force
-    search_indexes: int = 0  # scopes whose search index was behind: indexing queued
+    search_indexes: int = 0  # scopes whose search index was behind (or BM25 packs due): indexing queued
 
     def as_dict(self) -> dict[str, int]:
         return asdict(self)
@@ -51,7 +54,7 @@ def heal(*, scope: Scope | None = None) -> HealReport:
     report.entity_vectors = entity_vectors_backfill(scope=scope, embedder=embedder)
     scopes = [scope] if scope is not None else Scope.objects.order_by("id")
     for each in scopes:
-        if index_behind(scope=each, model=scope_model(each) or embedder.name):
+        if index_behind(scope=each, model=scope_model(each) or embedder.name) or packs_due(scope=each):
             enqueue("retrieval.index_scope", each.pk)
             report.search_indexes += 1
     return report

@@ -189,6 +189,10 @@ def _index_locked(*, scope: Scope, state: IndexState, full: bool, embedder: Embe
                 progress(1, 1, stage="graphs")
         elif not vectors_deferrable(scope=scope, model=embedder.name, adding=0):
             vectors_undefer(scope=scope, model=embedder.name)  # others' writes grew the scope past exact search
+    # A large scope's frequent lexemes packed for BM25, or packed again when rows have piled up after them.
+    from retrieval.packs import packs_refresh  # packs reads through fulltext, which imports this module
+
+    packs_refresh(scope=scope, progress=_progress.get() if full else None)
     state.model = embedder.name
     if full:
         state.speakers = _speakers(scope)

@@ -1,3 +1,4 @@
+from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.utils import timezone
@@ -79,17 +80,67 @@ class Posting(models.Model):
 
     class Meta:
         indexes = [
-            # BM25's lookup index, `retr_posting_impact_idx`, is made in SQL by migration 0010 (its
-            # expression key's text is repeated by the queries that use it): (scope, collection, lexeme, impact key)
-            # INCLUDE (document, tf, length, speaker). It serves WHERE scope_id = … AND collection =
-            # ANY(…) AND lexeme = ANY(…) as an index-only scan, and a lexeme's postings best first
-            # (retrieval/bm25_topk.py, IMPACT_KEY).
+            # BM25's lookup index, `retr_posting_lookup_idx`, is made in SQL by migration 0011:
+            # (scope, collection, lexeme, document) INCLUDE (tf, length, speaker). It serves WHERE
+            # scope_id = … AND collection = ANY(…) AND lexeme = ANY(…) as an index-only scan, and
+            # a lexeme's postings after a pack's last document as one range (retrieval/packs.py).
             # Rewriting or deleting a document's postings: WHERE document_id = ANY(…).
             models.Index(fields=["document"], name="retr_posting_document_idx"),
         ]
 
     def __str__(self) -> str:
         return f"{self.lexeme}@{self.document_id}×{self.tf}"
+
+
+class PostingPack(models.Model):
+    """A lexeme's postings in one collection of a large scope, packed into arrays (retrieval/packs.py):
+    what BM25 reads in one row instead of a row per posting. Built by the indexer from the postings
+    up to `max_document`; the postings of later documents are read as rows beside it, and so are
+    those of its documents whose postings were deleted or rewritten since (`PostingGone`, written
+    by migration 0011's triggers). A pack whose count, less what is gone, and the rows read do not
+    add up to the lexeme's df is not used."""
+
+    scope = models.ForeignKey(Scope, on_delete=models.CASCADE, related_name="+", db_index=False)
+    collection = models.CharField(max_length=16, choices=Collection.choices)
+    lexeme = models.TextField()
+    postings = models.IntegerField()  # how many postings the arrays hold
+    max_document = models.BigIntegerField()  # the largest document id packed
+    # Parallel arrays in network byte order, one entry per posting: document ids (int8), tf
+    # (int2), lengths (int4), and the speaker as its position in `speakers` (int4, from 1).
+    documents = models.BinaryField()
+    tfs = models.BinaryField()
+    lengths = models.BinaryField()
+    speaker_codes = models.BinaryField()
+    speakers = ArrayField(models.TextField(), default=list)
+    built_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["scope", "collection", "lexeme"], name="retrieval_postingpack_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.collection}:{self.lexeme}×{self.postings}"
+
+
+class PostingGone(models.Model):
+    """A packed posting deleted or rewritten since its pack was built (a window rewritten when its
+    session goes on, a turn forgotten): the pack's entry for `document` is not used, and the
+    document's current posting, if any, is read as a row. Written by migration 0011's triggers;
+    cleared when the lexeme is packed again."""
+
+    scope = models.ForeignKey(Scope, on_delete=models.CASCADE, related_name="+", db_index=False, db_constraint=False)
+    collection = models.CharField(max_length=16, choices=Collection.choices)
+    lexeme = models.TextField()
+    document_id = models.BigIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["scope", "collection", "lexeme", "document_id"], name="retrieval_postinggone_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.collection}:{self.lexeme}@{self.document_id} gone"
 
 
 class TermStat(models.Model):

@@ -1,8 +1,9 @@
-"""BM25's fast top-k (retrieval/bm25_topk.py) against the exhaustive ranking, on a seeded scope
-of a few hundred turns with known term distributions: words in 60 %, 30 % and 10 % of the turns,
-and rare ones in two or three. The common-terms rule is switched on at this size (it starts at
-5,000 documents in production) so that `bm25_top` takes the impact-ordered path, as in a large
-scope; `bm25_maxscore` (small scopes, narrow windows) is tested on its own."""
+"""BM25's fast top-k (retrieval/bm25_topk.py, retrieval/packs.py) against the exhaustive ranking,
+on a seeded scope of a few hundred turns with known term distributions: words in 60 %, 30 % and
+10 % of the turns, and rare ones in two or three. Packs are switched on at this size (they start at
+5,000 documents and 1,000 postings a lexeme in production) so that `bm25_top` reads them, as in a
+large scope; `bm25_maxscore` (small scopes, narrow windows, a large scope before its packs) is
+tested with packs off and on its own."""
 
 import random
 
@@ -15,9 +16,11 @@ from memoryweb.providers.embedders import get_embedder
 from memories.services.bulk_ingest import ingest_sessions_bulk
 from retrieval import fulltext
 from memories.models import Episode, Turn
-from retrieval import bm25_topk
+from retrieval import bm25_topk, packs
 from retrieval.bm25_topk import bm25_exact, bm25_maxscore, bm25_top
+from retrieval.models import PostingGone, PostingPack, TermStat
 from retrieval.fulltext import bm25_candidates, query_lexemes
+from retrieval.heal import heal
 from retrieval.indexing import index_pending
 from retrieval.models import Collection
 from retrieval.services import episode_forget
@@ -47,38 +50,46 @@ def _sessions(rng: random.Random, *, first: int, count: int, filler: int = 3) ->
 @pytest.fixture
 def seeded(cast, monkeypatch):
     monkeypatch.setattr(fulltext, "COMMON_TERM_MIN_DOCS", 50)
-    monkeypatch.setattr(bm25_topk, "EXHAUSTIVE_BELOW", 0)  # the two phases even on these few postings
+    monkeypatch.setattr(bm25_topk, "EXHAUSTIVE_BELOW", 0)  # MaxScore even on these few postings, where no pack serves
+    monkeypatch.setattr(packs, "PACK_AT", 50)
+    monkeypatch.setattr(packs, "PACK_MIN_DF", 8)
     ingest_sessions_bulk(scope=cast.scope_a, sessions=_sessions(random.Random(11), first=0, count=12), actor=Principal(user=cast.owner),
                          enqueue=False)
     index_pending(scope=cast.scope_a, full=True, embedder=get_embedder())
     return cast.scope_a
 
 
-def assert_same_top_10(scope, questions, *, doc_filter: str = "", params: list | None = None) -> int:
+def assert_same_top_10(scope, questions, *, doc_filter: str = "", params: list | None = None, whole: bool = True) -> int:
     """The fast and exhaustive top 10 (ids, order, scores) for each question, with and without a
-    speaker; returns how many took the two-phase path with some lexeme not selecting."""
-    saved = 0
+    speaker, and from packs the whole list of 50; returns how many read packs."""
+    packed = 0
     for question in questions:
         for speaker in ("", "ada"):
             lexemes = query_lexemes(question)
             passes = []
-            # A pool of 50 (recall's smallest), its first 10 exact (EXACT_TOP).
+            # A pool of 50 (recall's smallest), its first 10 exact (EXACT_TOP), all 50 from packs.
             fast = bm25_top(scope=scope, lexemes=lexemes, collections=COLLECTIONS, limit=50, speaker=speaker, passes=passes,
                             doc_filter=doc_filter, params=params)
             exact = bm25_exact(scope=scope, lexemes=lexemes, collections=COLLECTIONS, limit=50, speaker=speaker,
                                doc_filter=doc_filter, params=params)
             assert fast and set(fast) == set(exact), (question, speaker)
+            as_arrays = bool(passes) and isinstance(passes[0], dict)
+            read_packs = as_arrays and passes[0]["packed"] > 0
             for collection in exact:  # the same documents with the same scores, in the same order
                 assert top_10(fast[collection], exact[collection]) == top_10(exact[collection], exact[collection]), (question, speaker)
-            if passes and isinstance(passes[-1], dict) and len(passes[-1]["selecting"]) < passes[-1]["cells"]:
-                saved += 1
-    return saved
+                if as_arrays and whole:
+                    assert by_score(fast[collection]) == by_score(exact[collection]), (question, speaker)
+            packed += read_packs
+    return packed
 
 
 QUESTIONS = [
     "coffee meeting garden kayak", "coffee kayak", "meeting piano", "coffee meeting", "garden telescope coffee",
     "drone coffee meeting garden", "quilt", "coffee", "mural canoe coffee", "meeting garden treehouse bookshelf",
 ]
+
+
+PACKED = 2 * (len(QUESTIONS) - 1)  # with and without a speaker; "quilt" alone is too rare to be packed
 
 
 def top_10(hits: list, exact: list) -> list:
@@ -95,45 +106,81 @@ def top_10(hits: list, exact: list) -> list:
     return above + [(tenth, f"one of {tied}")] * (10 - len(above)) if {x[1] for x in first[len(above):]} <= set(tied) else first
 
 
+def by_score(hits: list) -> list:
+    """The list as its scores (to nine places) and, per score, the set of documents holding it; the
+    last score's documents left out (which of the tied documents fill the last places is a tie)."""
+    groups: dict[float, set] = {}
+    for hit in hits:
+        groups.setdefault(round(hit.score, 9), set()).add(hit.target_id)
+    last = round(hits[-1].score, 9) if hits else None
+    return [round(h.score, 9) for h in hits], [(score, ids) for score, ids in groups.items() if score != last]
+
+
 def ids(hits: dict) -> dict:
     return {collection: [h.target_id for h in found[:10]] for collection, found in hits.items()}
 
 
-@pytest.fixture(params=["probe", "scan"])
-def scoring(request, monkeypatch):
-    """Both ways of scoring the selected documents: from their tsvectors, or from the postings."""
-    monkeypatch.setattr(bm25_topk, "PROBE_COST", 0 if request.param == "probe" else 10**9)
-    return request.param
+def test_packs_rank_as_the_exhaustive_ranking(seeded):
+    assert PostingPack.objects.filter(scope=seeded).count() >= 6  # coffee, meeting, garden in two collections at least
+    assert assert_same_top_10(seeded, QUESTIONS) == PACKED  # every question with a packed word read packs
 
 
-def test_the_fast_top_10_is_the_exhaustive_top_10(seeded, scoring):
-    assert assert_same_top_10(seeded, QUESTIONS)
+def test_without_packs_the_rows_are_ranked_as_arrays(seeded):
+    # A large scope before its first packs (or after an erasure): its rows, read whole, exactly.
+    PostingPack.objects.filter(scope=seeded).delete()
+    passes = []
+    bm25_top(scope=seeded, lexemes=query_lexemes("coffee kayak"), collections=COLLECTIONS, limit=50, passes=passes)
+    assert passes[0]["packed"] == 0 and passes[0]["postings"] > 0
+    assert assert_same_top_10(seeded, QUESTIONS) == 0
+
+
+def test_below_the_packs_size_maxscore_keeps_the_top_10_exact(seeded, monkeypatch):
+    monkeypatch.setattr(packs, "PACK_AT", 10**9)
+    assert assert_same_top_10(seeded, QUESTIONS) == 0
 
 
 def test_few_postings_are_ranked_exhaustively(seeded, monkeypatch):
+    monkeypatch.setattr(packs, "PACK_AT", 10**9)
     monkeypatch.setattr(bm25_topk, "EXHAUSTIVE_BELOW", 10**9)
-    assert not assert_same_top_10(seeded, QUESTIONS)  # the same lists, and no question took the two phases  # some questions were answered without reading every posting
+    passes = []
+    bm25_top(scope=seeded, lexemes=query_lexemes("coffee kayak"), collections=COLLECTIONS, limit=50, passes=passes)
+    assert passes == [query_lexemes("coffee kayak")]  # one read, every lexeme selecting
+    assert not assert_same_top_10(seeded, QUESTIONS)
 
 
-def test_the_fast_top_10_is_exact_under_a_document_filter(seeded, scoring):
-    # The threshold comes from documents that pass the filter (a time window here).
+def test_the_fast_top_10_is_exact_under_a_document_filter(seeded, monkeypatch):
+    # A time window refusing most documents: the packs' rankings are read against it in small chunks.
+    monkeypatch.setattr(packs, "FIRST_SEND", 0.1)
     assert assert_same_top_10(seeded, QUESTIONS, doc_filter="AND retrieval_searchdocument.occurred_at < %(p0)s",
                               params=["2025-05-01T00:00:00Z"])
 
 
-def test_the_fast_top_10_stays_exact_as_documents_come_and_go(seeded, cast, scoring):
-    # The index's key is the posting's own (no bound stored beside it), but the scope's average
-    # length moves: longer turns (the average triples) and short ones with a common word many times.
+def test_the_fast_top_10_stays_exact_as_documents_come_and_go(seeded, cast, monkeypatch, django_capture_on_commit_callbacks):
+    # The rows after the packs are read beside them, and the scope's average length moves: longer
+    # turns (the average triples) and short ones with a common word many times.
+    monkeypatch.setattr(packs, "REPACK_SHARE", 10.0)  # no pack is built again: its rows after it are read
+    before = {(c, lexeme): n for c, lexeme, n in PostingPack.objects.filter(scope=seeded).values_list("collection", "lexeme", "postings")}
     rng = random.Random(5)
     more = _sessions(rng, first=12, count=4, filler=30)
+    # s11 goes on: the windows at its end are rewritten, their packed postings recorded gone.
+    more += [(16, {"session_id": "s11", "messages": [
+        {"id": str(25 + n), "speaker": "ada", "text": f"coffee meeting garden {rng.choice(RARE)}.", "occurred_at": "2025-03-04T10:00:00Z"}
+        for n in range(3)]})]
     more += [(17, {"session_id": "short", "messages": [
         {"id": str(n), "speaker": "bo", "text": " ".join(["coffee"] * (2 + n % 4) + ([rng.choice(RARE)] if n % 3 == 0 else [])),
          "occurred_at": "2025-03-03T10:00:00Z"} for n in range(20)]})]
     ingest_sessions_bulk(scope=seeded, sessions=more, actor=Principal(user=cast.owner), enqueue=False)
     index_pending(scope=seeded, embedder=get_embedder())  # incremental, as after a remember
-    assert assert_same_top_10(seeded, QUESTIONS)
+    after = {(c, lexeme): n for c, lexeme, n in PostingPack.objects.filter(scope=seeded).values_list("collection", "lexeme", "postings")}
+    assert {key: after[key] for key in before} == before  # the packs as they were (words newly frequent got theirs)
+    assert PostingGone.objects.filter(scope=seeded, collection="turn_w1", lexeme="coffe").exists()
+    assert assert_same_top_10(seeded, QUESTIONS) >= PACKED
+    monkeypatch.setattr(packs, "REPACK_SHARE", 0.125)
+    assert packs.packs_refresh(scope=seeded)  # packed again with what came after
+    assert assert_same_top_10(seeded, QUESTIONS) >= PACKED
     # Forget the episodes of the turns at the head of a few rankings: their postings go, the
     # statistics shrink, and what was below them moves up.
+    kept = set(PostingPack.objects.filter(scope=seeded).values_list("pk", flat=True))
     heads = set()
     for question in QUESTIONS[:5]:
         exact = bm25_exact(scope=seeded, lexemes=query_lexemes(question), collections=[Collection.TURN], limit=3)
@@ -142,21 +189,89 @@ def test_the_fast_top_10_stays_exact_as_documents_come_and_go(seeded, cast, scor
         episode_forget(principal=Principal(user=cast.owner), scope=seeded, episode_public_id=episode.public_id)
     index_pending(scope=seeded, embedder=get_embedder())
     assert not Turn.objects.filter(pk__in=heads).exists()
-    assert assert_same_top_10(seeded, QUESTIONS)
+    # Their packed postings are recorded gone (the triggers), the packs kept and read without them;
+    # healing sees the packs due and has the scope indexed, which packs them again and clears them.
+    assert PostingPack.objects.get(scope=seeded, collection="turn", lexeme="coffe").pk in kept
+    assert PostingGone.objects.filter(scope=seeded, collection="turn", lexeme="coffe").exists()
+    assert assert_same_top_10(seeded, QUESTIONS) >= PACKED
+    assert packs.packs_due(scope=seeded)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert heal(scope=seeded).search_indexes == 1
+    assert not packs.packs_due(scope=seeded) and heal(scope=seeded).search_indexes == 0
+    assert assert_same_top_10(seeded, QUESTIONS) >= PACKED
+    # A pack with fewer changes than REPACK_SHARE of it was kept; packing it again clears its gone entries.
+    monkeypatch.setattr(packs, "REPACK_SHARE", 0.0)
+    assert packs.packs_refresh(scope=seeded)
+    assert PostingPack.objects.get(scope=seeded, collection="turn", lexeme="coffe").postings == TermStat.objects.get(
+        scope=seeded, collection="turn", lexeme="coffe").df  # every posting in it
+    assert not PostingGone.objects.filter(scope=seeded, collection="turn", lexeme="coffe").exists()
+    assert assert_same_top_10(seeded, QUESTIONS) >= PACKED
 
 
-def test_the_impact_index_serves_the_best_first_read(seeded):
-    # The query repeats the index's expression (IMPACT_KEY, migration 0010): if the two texts drift
-    # apart the planner reads the table instead, which is correct but slow.
+def test_a_statement_deleting_or_updating_packed_postings_records_them_gone(seeded):
+    packed = set(PostingPack.objects.filter(scope=seeded).values_list("collection", "lexeme"))
+    assert ("turn", "coffe") in packed and ("turn", "meet") in packed
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT document_id FROM retrieval_posting WHERE scope_id = %s AND collection = 'turn' AND lexeme = 'meet'"
+                       " ORDER BY document_id LIMIT 1", [seeded.pk])
+        document = cursor.fetchone()[0]
+        cursor.execute("SELECT array_agg(lexeme) FROM retrieval_posting WHERE document_id = %s", [document])
+        lexemes = set(cursor.fetchone()[0])
+        # A rewritten posting (tf 1 → 7): its row is read instead of the pack's entry.
+        cursor.execute("UPDATE retrieval_posting SET tf = 7 WHERE document_id = %s AND lexeme = 'meet'", [document])
+        assert set(PostingGone.objects.filter(scope=seeded).values_list("lexeme", "document_id")) == {("meet", document)}
+        fast = bm25_top(scope=seeded, lexemes=["meet"], collections=[Collection.TURN], limit=50)
+        exact = bm25_exact(scope=seeded, lexemes=["meet"], collections=[Collection.TURN], limit=50)
+        assert by_score(fast["turn"]) == by_score(exact["turn"])
+        assert fast["turn"][0].score > fast["turn"][1].score  # the tf-7 posting leads: its row was read
+        cursor.execute("DELETE FROM retrieval_posting WHERE document_id = %s", [document])
+    assert set(PostingGone.objects.filter(scope=seeded).values_list("collection", "lexeme", "document_id")) == {
+        ("turn", lexeme, document) for lexeme in lexemes if ("turn", lexeme) in packed}
+    assert set(PostingPack.objects.filter(scope=seeded).values_list("collection", "lexeme")) == packed  # the packs stay
+
+
+def test_an_erasure_drops_the_scope_packs(seeded, cast):
+    from retrieval.erase import subject_erase
+    from memories.models import Entity
+
+    Entity.objects.create(scope=seeded, name="Ada", kind="person")
+    subject_erase(principal=Principal(user=cast.owner), scope=seeded, subject="Ada")
+    assert not PostingPack.objects.filter(scope=seeded).exists() and not PostingGone.objects.filter(scope=seeded).exists()
+    assert packs.packs_due(scope=seeded)
+
+
+def test_a_pack_that_does_not_add_up_is_not_used(seeded):
+    # A posting written below a pack's last document (not by the indexer, which writes in id order)
+    # is not among the rows read after the pack: the count check sees it and the rows are read.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT d.id, d.length, d.speaker FROM retrieval_searchdocument d WHERE d.scope_id = %s AND d.collection = 'turn'"
+            " AND NOT EXISTS (SELECT 1 FROM retrieval_posting p WHERE p.document_id = d.id AND p.lexeme = 'garden') ORDER BY d.id LIMIT 1",
+            [seeded.pk],
+        )
+        document, length, speaker = cursor.fetchone()
+        cursor.execute("INSERT INTO retrieval_posting (scope_id, collection, lexeme, document_id, tf, length, speaker)"
+                       " VALUES (%s, 'turn', 'garden', %s, 9, %s, %s)", [seeded.pk, document, length, speaker])
+        cursor.execute("UPDATE retrieval_termstat SET df = df + 1 WHERE scope_id = %s AND collection = 'turn' AND lexeme = 'garden'",
+                       [seeded.pk])
+    assert PostingPack.objects.filter(scope=seeded, collection="turn", lexeme="garden").exists()
+    fast = bm25_top(scope=seeded, lexemes=["garden"], collections=[Collection.TURN], limit=50)
+    exact = bm25_exact(scope=seeded, lexemes=["garden"], collections=[Collection.TURN], limit=50)
+    assert [(h.target_id, h.score) for h in fast["turn"]] == [(h.target_id, h.score) for h in exact["turn"]]
+    assert fast["turn"][0].score > fast["turn"][1].score  # the tf-9 posting leads: it was read
+
+
+def test_the_rows_after_a_pack_are_one_range_of_the_lookup_index(seeded):
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")
         cursor.execute(
-            f"EXPLAIN SELECT p.document_id FROM retrieval_posting p WHERE p.scope_id = %s AND p.collection = 'turn'"
-            f" AND p.lexeme = 'coffe' ORDER BY {bm25_topk.IMPACT_KEY} LIMIT 5",
+            "EXPLAIN SELECT p.document_id, p.tf, p.length, p.speaker FROM retrieval_posting p WHERE p.scope_id = %s"
+            " AND p.collection = 'turn' AND p.lexeme = 'coffe' AND p.document_id > 5",
             [seeded.pk],
         )
         plan = "\n".join(row[0] for row in cursor.fetchall())
-    assert "retr_posting_impact_idx" in plan and "Sort" not in plan, plan
+    # The document bound is a condition of the index scan, not a filter on what it read.
+    assert "retr_posting_lookup_idx" in plan and "Filter" not in plan and "document_id > 5" in plan, plan
 
 
 def test_common_words_stop_selecting_where_the_bound_allows_and_not_elsewhere(seeded):

@@ -1,0 +1,333 @@
+"""BM25 over packed postings: a large scope's frequent lexemes read as arrays, scored in numpy.
+
+In a large scope the postings of a question's lexemes are tens of thousands of rows at 100,000
+turns and a million at a million turns (speakers' names, common verbs), and PostgreSQL touches
+each row at about 0.4 µs or more (docs/ARCHITECTURE.md, "A million turns in one scope"). A
+`PostingPack` holds one lexeme's postings in one collection as four arrays in one row (document
+ids, tf, lengths, speaker codes: 16 bytes a posting, out of line and uncompressed), so reading it
+is a copy; numpy then scores every document holding any of the question's lexemes, which is the
+exhaustive ranking itself (`bm25_exact`), not a bound on it: the whole list is exact, not only its
+first ten.
+
+A pack is built by the indexer (`packs_refresh`, under the scope's lock, at the end of an index
+run) for each lexeme with at least PACK_MIN_DF postings in a collection of at least PACK_AT
+documents, and built again when the postings added after it reach a share of it (REPACK_SHARE);
+the postings of documents after the pack's `max_document` are read as rows beside it, through the
+lookup index (scope, collection, lexeme, document). It is a copy, kept true three ways:
+- migration 0011's triggers record every packed posting a statement deletes or updates
+  (`PostingGone`: a window rewritten as its session goes on, a turn forgotten), whatever path it
+  comes by; the pack's entries for those documents are not used and their current postings, if
+  any, are read as rows. Packing the lexeme again clears them;
+- a pack is used only when its live entries and the rows read add up to the lexeme's df as the
+  term statistics say (which the indexer keeps in the same transactions as the postings);
+  otherwise (a posting written below the pack's `max_document` by another path) the lexeme's rows
+  are read instead;
+- an erasure drops the scope's packs (`packs_drop`): they hold the erased documents' ids under
+  their lexemes. Healing sees packs due and has the scope indexed, which packs it again.
+
+The scores are the exhaustive ranking's to the last bit: each term is `w·tf / (tf + k_c + k_l·len)`
+in the same floating-point steps as the SQL, and a document's terms are added in the order the
+exhaustive ranking's index scan adds them (collection, then lexeme in the database's collation),
+then multiplied by the speaker boost. Per collection the documents are ranked by score, ties by
+document id, and the best are read in one join with the document filter (for their targets), more
+of them when the filter refuses many.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import psycopg
+from django.conf import settings
+from django.db import connection, transaction
+
+from memories.models import Scope
+from retrieval.fulltext import Hit, _Weights
+
+PACK_AT = 5000  # documents in a collection: below, its lexemes are read as rows (as the common-terms rule's size)
+PACK_MIN_DF = 1000  # postings: a lexeme with fewer is read as rows (one index range, cheap)
+REPACK_SHARE = 0.125  # the rows after a pack reach this share of it (and PACK_MIN_DF / 4): packed again
+PACK_BATCH = 50  # lexemes packed per statement
+FIRST_SEND = 1.25  # candidates read against the document filter at a time: this many times `limit`
+
+
+@dataclass
+class _Cell:
+    ci: int  # collection index in the weights
+    li: int  # lexeme index in the weights
+    documents: np.ndarray  # int64
+    tfs: np.ndarray  # float64
+    lengths: np.ndarray  # float64
+    spoken: np.ndarray  # bool: the posting's speaker is the one the question names
+
+
+def bm25_packed(
+    *, scope: Scope, weights: _Weights, limit: int, doc_filter: str = "", params: list | None = None, speaker: str = "",
+    passes: list | None = None,
+) -> dict[str, list[Hit]]:
+    """The exhaustive BM25 ranking's top `limit` per collection (`bm25_exact`'s lists, scores and
+    order), from the packs and the rows after them. `passes`, when given, gets what was read."""
+    cells = _cells(scope=scope, weights=weights, speaker=speaker)
+    if passes is not None:
+        passes.append({"packed": sum(1 for cell in cells if cell[1]), "cells": len(cells),
+                       "postings": int(sum(len(cell[0].documents) for cell in cells))})
+    boost = 1 + settings.RETRIEVAL_SPEAKER_BOOST
+    ranked: list[tuple[np.ndarray, np.ndarray]] = []  # per collection index: documents, their scores (unsorted)
+    for ci in range(len(weights.collections)):
+        mine = [cell for cell, _ in cells if cell.ci == ci]
+        if not mine:
+            ranked.append((np.empty(0, np.int64), np.empty(0)))
+            continue
+        documents = np.concatenate([cell.documents for cell in mine])
+        # One term per posting, in the SQL's steps: (w·tf) / ((tf + k_c) + k_l·length).
+        terms = np.concatenate([
+            (weights.idfs[ci * len(weights.lexemes) + cell.li] * cell.tfs)
+            / ((cell.tfs + weights.k_const[ci]) + weights.k_length[ci] * cell.lengths)
+            for cell in mine
+        ])
+        spoken = np.concatenate([cell.spoken for cell in mine]) if speaker else None
+        # Documents as dense indexes (offsets from the smallest id when the ids are near together,
+        # else their ranks); bincount adds each document's terms in array order, the lexemes' order.
+        low, span = int(documents.min()), int(documents.max() - documents.min()) + 1
+        if span <= 16 * len(documents) + 1_000_000:
+            index = documents - low
+            held = np.flatnonzero(np.bincount(index, minlength=span))
+            scores = np.bincount(index, weights=terms, minlength=span)[held]
+            unique = held + low
+            position = np.full(span, -1, dtype=np.int64)
+            position[held] = np.arange(len(held))
+            index = position[index]
+        else:
+            unique, index = np.unique(documents, return_inverse=True)
+            scores = np.bincount(index, weights=terms, minlength=len(unique))
+        if speaker:
+            boosted = np.zeros(len(unique), dtype=bool)
+            boosted[index[spoken]] = True
+            scores = np.where(boosted, scores * boost, scores)
+        ranked.append((unique, scores))
+    return _filtered(weights=weights, ranked=ranked, limit=limit, doc_filter=doc_filter, params=params)
+
+
+def _best(documents: np.ndarray, scores: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The first `n` documents by score, ties by document id, best first (as a full sort's first `n`)."""
+    if n < len(scores):
+        threshold = -np.partition(-scores, n - 1)[n - 1]
+        keep = scores >= threshold  # every document tied at the n-th score, so the cut below is by id
+        documents, scores = documents[keep], scores[keep]
+    order = np.lexsort((documents, -scores))[:n]
+    return documents[order], scores[order]
+
+
+def _cells(*, scope: Scope, weights: _Weights, speaker: str) -> list[tuple[_Cell, bool]]:
+    """Each (collection, lexeme) of the question with postings: its pack and the rows after it, or
+    its rows alone (no pack, or a pack that does not add up to the df); with whether a pack was
+    used. In the exhaustive ranking's order of terms: by collection, then lexeme, as the database sorts."""
+    count = len(weights.lexemes)
+    wanted = [(ci, li) for ci in range(len(weights.collections)) for li in range(count) if weights.dfs[ci * count + li] > 0]
+    sql = """
+        SELECT q.ci, q.li, k.postings, k.documents, k.tfs, k.lengths, k.speaker_codes, k.speakers, k.gone,
+               r.n, r.documents, r.tfs, r.lengths, r.spoken
+        FROM unnest(%(ci)s::int[], %(li)s::int[], %(collection)s::text[], %(lexeme)s::text[]) AS q(ci, li, collection, lexeme)
+        LEFT JOIN LATERAL (
+            SELECT k.*, coalesce((
+                SELECT array_agg(g.document_id) FROM retrieval_postinggone g
+                WHERE g.scope_id = k.scope_id AND g.collection = k.collection AND g.lexeme = k.lexeme
+            ), '{}') AS gone
+            FROM retrieval_postingpack k
+            WHERE k.scope_id = %(scope)s AND k.collection = q.collection AND k.lexeme = q.lexeme AND NOT %(rows_only)s
+        ) k ON true
+        CROSS JOIN LATERAL (
+            SELECT count(*) AS n, string_agg(int8send(p.document_id), ''::bytea) AS documents,
+                   string_agg(int2send(p.tf::int2), ''::bytea) AS tfs, string_agg(int4send(p.length), ''::bytea) AS lengths,
+                   string_agg(boolsend(p.speaker = %(speaker)s), ''::bytea) AS spoken
+            FROM (
+                SELECT p.document_id, p.tf, p.length, p.speaker FROM retrieval_posting p
+                WHERE p.scope_id = %(scope)s AND p.collection = q.collection AND p.lexeme = q.lexeme
+                  AND p.document_id > coalesce(k.max_document, -1)
+                UNION ALL
+                SELECT p.document_id, p.tf, p.length, p.speaker FROM retrieval_posting p
+                WHERE p.scope_id = %(scope)s AND p.collection = q.collection AND p.lexeme = q.lexeme
+                  AND p.document_id = ANY(k.gone)
+            ) p
+        ) r
+        ORDER BY q.collection, q.lexeme
+    """
+
+    def read(cells: list[tuple[int, int]], rows_only: bool) -> list:
+        with _server_cursor() as cursor:  # in binary the arrays arrive as stored (in text, bytea comes as hex)
+            cursor.execute(sql, binary=True, params={
+                "scope": scope.pk, "speaker": speaker, "rows_only": rows_only,
+                "ci": [ci for ci, _ in cells], "li": [li for _, li in cells],
+                "collection": [weights.collections[ci] for ci, _ in cells], "lexeme": [weights.lexemes[li] for _, li in cells],
+            })
+            return cursor.fetchall()
+
+    out: dict[tuple[int, int], tuple[_Cell, bool]] = {}
+    stale = []
+    rows = read(wanted, rows_only=False)
+    order = [(row[0], row[1]) for row in rows]
+    for ci, li, packed, p_docs, p_tfs, p_lengths, p_codes, p_speakers, gone, n, r_docs, r_tfs, r_lengths, r_spoken in rows:
+        parts = [_rows(ci, li, r_docs, r_tfs, r_lengths, r_spoken)]
+        if packed is not None:
+            code = p_speakers.index(speaker) + 1 if speaker and speaker in p_speakers else -1
+            pack = _Cell(
+                ci, li, np.frombuffer(p_docs, ">i8").astype(np.int64), np.frombuffer(p_tfs, ">i2").astype(np.float64),
+                np.frombuffer(p_lengths, ">i4").astype(np.float64), np.frombuffer(p_codes, ">i4") == code,
+            )
+            if gone:  # entries whose postings were deleted or rewritten since: their rows are read instead
+                live = ~np.isin(pack.documents, np.asarray(gone, dtype=np.int64))
+                pack = _Cell(ci, li, pack.documents[live], pack.tfs[live], pack.lengths[live], pack.spoken[live])
+            if len(pack.documents) + n != weights.dfs[ci * count + li]:
+                stale.append((ci, li))  # a posting written below the pack by another path: read the rows
+                continue
+            parts.insert(0, pack)
+        out[(ci, li)] = (_Cell(
+            ci, li, *(np.concatenate([getattr(part, name) for part in parts]) for name in ("documents", "tfs", "lengths", "spoken")),
+        ), packed is not None)
+    if stale:
+        for ci, li, *_, r_docs, r_tfs, r_lengths, r_spoken in read(stale, rows_only=True):
+            out[(ci, li)] = (_rows(ci, li, r_docs, r_tfs, r_lengths, r_spoken), False)
+    return [out[cell] for cell in order]
+
+
+def _rows(ci: int, li: int, documents, tfs, lengths, spoken) -> _Cell:
+    return _Cell(
+        ci, li, np.frombuffer(documents or b"", ">i8").astype(np.int64), np.frombuffer(tfs or b"", ">i2").astype(np.float64),
+        np.frombuffer(lengths or b"", ">i4").astype(np.float64), np.frombuffer(spoken or b"", np.uint8).astype(bool),
+    )
+
+
+def _filtered(
+    *, weights: _Weights, ranked: list[tuple[np.ndarray, np.ndarray]], limit: int, doc_filter: str, params: list | None,
+) -> dict[str, list[Hit]]:
+    """Per collection the first `limit` of its ranking that pass `doc_filter` (a condition on
+    `retrieval_searchdocument`), best first: the documents read in one join, FIRST_SEND × `limit`
+    of each ranking first, then the next as many for a collection the filter left short."""
+    chunk = max(1, int(limit * FIRST_SEND))
+    best = [_best(documents, scores, chunk) for documents, scores in ranked]
+    out: dict[str, list[Hit]] = {}
+    sent = [0] * len(ranked)
+    send = [chunk] * len(ranked)
+    while True:
+        parts = []  # (collection index, documents, scores) sent in this read, in rank order
+        for ci, (documents, scores) in enumerate(ranked):
+            if not send[ci]:
+                continue
+            if sent[ci] + send[ci] > len(best[ci][0]) and len(best[ci][0]) < len(documents):
+                best[ci] = _best(documents, scores, sent[ci] + send[ci])  # the filter refused many: more of the ranking
+            part = slice(sent[ci], sent[ci] + send[ci])
+            parts.append((ci, best[ci][0][part], best[ci][1][part]))
+            sent[ci] = min(sent[ci] + send[ci], len(documents))
+        if not parts:
+            return out
+        # The documents go as one text of ids (as a list, each would be dumped one by one), and come
+        # back by their place in it with their targets; the scores stay here.
+        named = {f"p{index}": value for index, value in enumerate(params or [])}
+        named["s_documents"] = ",".join(map(str, np.concatenate([documents for _, documents, _ in parts]).tolist()))
+        with _server_cursor() as cursor:
+            cursor.execute(
+                "SELECT s.n, retrieval_searchdocument.target_id"
+                " FROM unnest(string_to_array(%(s_documents)s, ',')::bigint[]) WITH ORDINALITY AS s(document_id, n)"
+                f" JOIN retrieval_searchdocument ON retrieval_searchdocument.id = s.document_id {doc_filter}"
+                " ORDER BY s.n",
+                named,
+            )
+            passed = cursor.fetchall()
+        places = np.cumsum([0] + [len(documents) for _, documents, _ in parts])
+        if passed:
+            at = np.asarray([n for n, _ in passed], dtype=np.int64) - 1
+            which = np.searchsorted(places, at, side="right") - 1
+            for (_, target_id), part, place in zip(passed, which.tolist(), (at - places[which]).tolist()):
+                ci, _, scores = parts[part]
+                hits = out.setdefault(weights.collections[ci], [])
+                if len(hits) < limit:
+                    hits.append(Hit(weights.collections[ci], target_id, float(scores[place])))
+        send = [0 if len(out.get(weights.collections[ci], [])) >= limit or sent[ci] >= len(documents) else chunk
+                for ci, (documents, _) in enumerate(ranked)]
+
+
+def _server_cursor() -> psycopg.Cursor:
+    """A cursor on Django's connection that binds parameters on the server (Django's own bind on
+    the client: every value of a list is quoted in Python, and results cannot come in binary)."""
+    connection.ensure_connection()
+    return psycopg.Cursor(connection.connection)
+
+
+def _due(*, scope: Scope, limit: int | None = None) -> list[tuple[str, str]]:
+    """The (collection, lexeme) of the scope's large collections that are due to be packed: at
+    least PACK_MIN_DF postings and no pack, or the rows after their pack and its entries gone
+    reaching REPACK_SHARE of it."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT EXISTS (SELECT 1 FROM retrieval_corpusstat WHERE scope_id = %s AND doc_count >= %s)", [scope.pk, PACK_AT])
+        if not cursor.fetchone()[0]:
+            return []  # a small scope: nothing to pack
+        cursor.execute(
+            "SELECT t.collection, t.lexeme FROM retrieval_termstat t"
+            " JOIN retrieval_corpusstat c ON c.scope_id = t.scope_id AND c.collection = t.collection AND c.doc_count >= %s"
+            " LEFT JOIN retrieval_postingpack k ON k.scope_id = t.scope_id AND k.collection = t.collection AND k.lexeme = t.lexeme"
+            " LEFT JOIN (SELECT collection, lexeme, count(*) AS n FROM retrieval_postinggone WHERE scope_id = %s"
+            "            GROUP BY collection, lexeme) g ON g.collection = t.collection AND g.lexeme = t.lexeme"
+            " WHERE t.scope_id = %s AND t.df >= %s"
+            "   AND (k.id IS NULL OR abs(t.df - k.postings) + coalesce(g.n, 0) >= greatest(%s * k.postings, %s / 4))"
+            " ORDER BY t.collection, t.lexeme LIMIT %s",
+            [PACK_AT, scope.pk, scope.pk, PACK_MIN_DF, REPACK_SHARE, PACK_MIN_DF, limit],
+        )
+        return cursor.fetchall()
+
+
+def packs_due(*, scope: Scope) -> bool:
+    """Whether some lexeme of the scope is due to be packed (healing: packs deleted by a forgetting
+    or an erasure in a scope nobody has written to since)."""
+    return bool(_due(scope=scope, limit=1))
+
+
+def packs_refresh(*, scope: Scope, progress: Callable | None = None) -> int:
+    """Pack (again) the lexemes that are due (`_due`). Hold the scope's indexing lock. Returns how
+    many packs were written."""
+    due = _due(scope=scope)
+    for start in range(0, len(due), PACK_BATCH):
+        if progress:
+            progress(start, len(due), stage="packs")
+        part = due[start:start + PACK_BATCH]
+        cells = [[c for c, _ in part], [lexeme for _, lexeme in part]]
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(PACK_SQL, [*cells, scope.pk])
+            cursor.execute(
+                "DELETE FROM retrieval_postinggone g USING unnest(%s::text[], %s::text[]) AS q(collection, lexeme)"
+                " WHERE g.scope_id = %s AND g.collection = q.collection AND g.lexeme = q.lexeme",
+                [*cells, scope.pk],
+            )
+    if progress and due:
+        progress(len(due), len(due), stage="packs")
+    return len(due)
+
+
+def packs_drop(*, scope: Scope) -> None:
+    """Delete the scope's packs and what was recorded gone from them (an erasure: a pack holds
+    erased documents' ids and lengths under their lexemes until it is built again). Healing, or
+    the next index run, packs the scope again."""
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM retrieval_postingpack WHERE scope_id = %s", [scope.pk])
+        cursor.execute("DELETE FROM retrieval_postinggone WHERE scope_id = %s", [scope.pk])
+
+
+# A lexeme's postings, with its speakers numbered in their sorted order (the codes' array).
+PACK_SQL = """
+    INSERT INTO retrieval_postingpack
+        (scope_id, collection, lexeme, postings, max_document, documents, tfs, lengths, speaker_codes, speakers, built_at)
+    SELECT p.scope_id, p.collection, p.lexeme, count(*), max(p.document_id),
+           string_agg(int8send(p.document_id), ''::bytea), string_agg(int2send(p.tf::int2), ''::bytea),
+           string_agg(int4send(p.length), ''::bytea), string_agg(int4send(p.code::int4), ''::bytea),
+           array_agg(DISTINCT p.speaker ORDER BY p.speaker), now()
+    FROM (
+        SELECT p.scope_id, p.collection, p.lexeme, p.document_id, p.tf, p.length, p.speaker,
+               dense_rank() OVER (PARTITION BY p.collection, p.lexeme ORDER BY p.speaker) AS code
+        FROM unnest(%s::text[], %s::text[]) AS q(collection, lexeme)
+        JOIN retrieval_posting p ON p.scope_id = %s AND p.collection = q.collection AND p.lexeme = q.lexeme
+    ) p
+    GROUP BY p.scope_id, p.collection, p.lexeme
+    ON CONFLICT (scope_id, collection, lexeme) DO UPDATE SET
+        postings = EXCLUDED.postings, max_document = EXCLUDED.max_document, documents = EXCLUDED.documents,
+        tfs = EXCLUDED.tfs, lengths = EXCLUDED.lengths, speaker_codes = EXCLUDED.speaker_codes,
+        speakers = EXCLUDED.speakers, built_at = EXCLUDED.built_at
+"""
