@@ -48,6 +48,7 @@ PACK_AT = 5000  # documents in a collection: below, its lexemes are read as rows
 PACK_MIN_DF = 1000  # postings: a lexeme with fewer is read as rows (one index range, cheap)
 REPACK_SHARE = 0.125  # the rows after a pack reach this share of it (and PACK_MIN_DF / 4): packed again
 PACK_BATCH = 50  # lexemes packed per statement
+DENSE_SPAN, DENSE_PER_POSTING = 1_000_000, 16  # ids spanning at most this (+ this per posting) are scored densely
 FIRST_SEND = 1.25  # candidates read against the document filter at a time: this many times `limit`
 
 
@@ -72,11 +73,11 @@ def bm25_packed(
         passes.append({"packed": sum(1 for cell in cells if cell[1]), "cells": len(cells),
                        "postings": int(sum(len(cell[0].documents) for cell in cells))})
     boost = 1 + settings.RETRIEVAL_SPEAKER_BOOST
-    ranked: list[tuple[np.ndarray, np.ndarray]] = []  # per collection index: documents, their scores (unsorted)
+    ranked: list[_Ranking] = []  # per collection index
     for ci in range(len(weights.collections)):
         mine = [cell for cell, _ in cells if cell.ci == ci]
         if not mine:
-            ranked.append((np.empty(0, np.int64), np.empty(0)))
+            ranked.append(_Ranking(np.empty(0), np.empty(0, np.int64)))
             continue
         documents = np.concatenate([cell.documents for cell in mine])
         # One term per posting, in the SQL's steps: (w·tf) / ((tf + k_c) + k_l·length).
@@ -85,37 +86,46 @@ def bm25_packed(
             / ((cell.tfs + weights.k_const[ci]) + weights.k_length[ci] * cell.lengths)
             for cell in mine
         ])
-        spoken = np.concatenate([cell.spoken for cell in mine]) if speaker else None
-        # Documents as dense indexes (offsets from the smallest id when the ids are near together,
-        # else their ranks); bincount adds each document's terms in array order, the lexemes' order.
+        # bincount adds each document's terms in array order, the lexemes' order: over the id span
+        # when the ids are near together (a score of 0 is a document holding none: every term is
+        # above 0), else over their ranks.
         low, span = int(documents.min()), int(documents.max() - documents.min()) + 1
-        if span <= 16 * len(documents) + 1_000_000:
+        if span <= DENSE_PER_POSTING * len(documents) + DENSE_SPAN:
             index = documents - low
-            held = np.flatnonzero(np.bincount(index, minlength=span))
-            scores = np.bincount(index, weights=terms, minlength=span)[held]
-            unique = held + low
-            position = np.full(span, -1, dtype=np.int64)
-            position[held] = np.arange(len(held))
-            index = position[index]
+            ranking = _Ranking(np.bincount(index, weights=terms, minlength=span), low=low)
         else:
             unique, index = np.unique(documents, return_inverse=True)
-            scores = np.bincount(index, weights=terms, minlength=len(unique))
+            ranking = _Ranking(np.bincount(index, weights=terms, minlength=len(unique)), unique)
         if speaker:
-            boosted = np.zeros(len(unique), dtype=bool)
-            boosted[index[spoken]] = True
-            scores = np.where(boosted, scores * boost, scores)
-        ranked.append((unique, scores))
+            boosted = np.zeros(len(ranking.scores), dtype=bool)
+            boosted[index[np.concatenate([cell.spoken for cell in mine])]] = True
+            ranking.scores[boosted] = ranking.scores[boosted] * boost
+        ranked.append(ranking)
     return _filtered(weights=weights, ranked=ranked, limit=limit, doc_filter=doc_filter, params=params)
 
 
-def _best(documents: np.ndarray, scores: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """The first `n` documents by score, ties by document id, best first (as a full sort's first `n`)."""
-    if n < len(scores):
-        threshold = -np.partition(-scores, n - 1)[n - 1]
-        keep = scores >= threshold  # every document tied at the n-th score, so the cut below is by id
-        documents, scores = documents[keep], scores[keep]
-    order = np.lexsort((documents, -scores))[:n]
-    return documents[order], scores[order]
+class _Ranking:
+    """A collection's scores: dense over a span of document ids (`documents` None: the document
+    `low` + i, 0 where none of the lexemes is), or one per document of `documents`."""
+
+    def __init__(self, scores: np.ndarray, documents: np.ndarray | None = None, low: int = 0):
+        self.scores, self.documents, self.low = scores, documents, low
+        self.size = int(np.count_nonzero(scores)) if documents is None else len(documents)
+
+    def best(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The first `n` documents by score, ties by document id, best first (a full sort's first `n`)."""
+        n = min(n, self.size)
+        if n <= 0:
+            return np.empty(0, np.int64), np.empty(0)
+        if n < len(self.scores):
+            threshold = -np.partition(-self.scores, n - 1)[n - 1]  # above 0: n documents at most hold a lexeme
+            keep = np.flatnonzero(self.scores >= threshold)  # every document tied at the n-th score: the cut is by id
+        else:
+            keep = np.arange(len(self.scores))
+        documents = keep + self.low if self.documents is None else self.documents[keep]
+        scores = self.scores[keep]
+        order = np.lexsort((documents, -scores))[:n]
+        return documents[order], scores[order]
 
 
 def _cells(*, scope: Scope, weights: _Weights, speaker: str) -> list[tuple[_Cell, bool]]:
@@ -198,26 +208,26 @@ def _rows(ci: int, li: int, documents, tfs, lengths, spoken) -> _Cell:
 
 
 def _filtered(
-    *, weights: _Weights, ranked: list[tuple[np.ndarray, np.ndarray]], limit: int, doc_filter: str, params: list | None,
+    *, weights: _Weights, ranked: list["_Ranking"], limit: int, doc_filter: str, params: list | None,
 ) -> dict[str, list[Hit]]:
     """Per collection the first `limit` of its ranking that pass `doc_filter` (a condition on
     `retrieval_searchdocument`), best first: the documents read in one join, FIRST_SEND × `limit`
     of each ranking first, then the next as many for a collection the filter left short."""
     chunk = max(1, int(limit * FIRST_SEND))
-    best = [_best(documents, scores, chunk) for documents, scores in ranked]
+    best = [ranking.best(chunk) for ranking in ranked]
     out: dict[str, list[Hit]] = {}
     sent = [0] * len(ranked)
     send = [chunk] * len(ranked)
     while True:
         parts = []  # (collection index, documents, scores) sent in this read, in rank order
-        for ci, (documents, scores) in enumerate(ranked):
+        for ci, ranking in enumerate(ranked):
             if not send[ci]:
                 continue
-            if sent[ci] + send[ci] > len(best[ci][0]) and len(best[ci][0]) < len(documents):
-                best[ci] = _best(documents, scores, sent[ci] + send[ci])  # the filter refused many: more of the ranking
+            if sent[ci] + send[ci] > len(best[ci][0]) and len(best[ci][0]) < ranking.size:
+                best[ci] = ranking.best(sent[ci] + send[ci])  # the filter refused many: more of the ranking
             part = slice(sent[ci], sent[ci] + send[ci])
             parts.append((ci, best[ci][0][part], best[ci][1][part]))
-            sent[ci] = min(sent[ci] + send[ci], len(documents))
+            sent[ci] = min(sent[ci] + send[ci], ranking.size)
         if not parts:
             return out
         # The documents go as one text of ids (as a list, each would be dumped one by one), and come
@@ -242,8 +252,8 @@ def _filtered(
                 hits = out.setdefault(weights.collections[ci], [])
                 if len(hits) < limit:
                     hits.append(Hit(weights.collections[ci], target_id, float(scores[place])))
-        send = [0 if len(out.get(weights.collections[ci], [])) >= limit or sent[ci] >= len(documents) else chunk
-                for ci, (documents, _) in enumerate(ranked)]
+        send = [0 if len(out.get(weights.collections[ci], [])) >= limit or sent[ci] >= ranking.size else chunk
+                for ci, ranking in enumerate(ranked)]
 
 
 def _server_cursor() -> psycopg.Cursor:

@@ -125,6 +125,13 @@ def test_packs_rank_as_the_exhaustive_ranking(seeded):
     assert assert_same_top_10(seeded, QUESTIONS) == PACKED  # every question with a packed word read packs
 
 
+def test_documents_far_apart_are_ranked_by_their_ranks(seeded, monkeypatch):
+    # Ids spread wide (a scope written over years among others): scored over their ranks, not the span.
+    monkeypatch.setattr(packs, "DENSE_SPAN", 0)
+    monkeypatch.setattr(packs, "DENSE_PER_POSTING", 0)
+    assert assert_same_top_10(seeded, QUESTIONS) == PACKED
+
+
 def test_without_packs_the_rows_are_ranked_as_arrays(seeded):
     # A large scope before its first packs (or after an erasure): its rows, read whole, exactly.
     PostingPack.objects.filter(scope=seeded).delete()
