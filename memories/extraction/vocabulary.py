@@ -167,7 +167,7 @@ def function_key(words: str) -> str:
         if word in {"the", "our", "a", "an", "my", "for", "of", "team", "team's"} or word in TOOL_WORDS:
             continue
         word = FUNCTION_SYNONYMS.get(word, word)
-        if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):  # "status", "analysis" are no plurals
             word = FUNCTION_SYNONYMS.get(word[:-1], word[:-1])
         out.append(word)
     joined = "_".join(out)

@@ -6,7 +6,7 @@ import re
 from memories.extraction.offline.context import Clause, Context
 from memories.extraction.offline.dates import take_dates
 from memories.extraction.offline.rules.team import due_date, verb_base
-from memories.extraction.offline.subjects import correction_taken, read_clause, team_said_as_we
+from memories.extraction.offline.subjects import common_subject, correction_taken, read_clause, team_said_as_we
 from memories.extraction.offline.words import PREDICATE_VERBS
 from memories.extraction.vocabulary import CORRECTS_CURRENT
 
@@ -17,7 +17,8 @@ _DISCOURSE = re.compile(
     r"anyhow|in fact|as you know|you know|speaking of which|news|big news|update|correction|to correct myself|sorry|"
     r"i mean|i meant|wait|my mistake|my bad|scratch that|i was wrong|i misspoke|oops|let me correct that|to correct that|"
     r"that is wrong|that was wrong|that is not right|that is incorrect|i got that wrong|i had that wrong|"
-    r"to clarify|to be clear|from today|starting today|from now on|effective today|effective immediately|these days|nowadays|currently|at the moment|right now|for now|as of (?:now|today)|as things stand)\b[\s,:!.-]*)+",
+    r"to clarify|to be clear|change of plans?|(?:quick\s+|friendly\s+)?reminder(?:\s+that)?|"
+    r"from today|starting today|from now on|effective today|effective immediately|these days|nowadays|currently|at the moment|right now|for now|as of (?:now|today)|as things stand)\b[\s,:!.-]*)+",
     re.I,
 )
 
@@ -137,6 +138,9 @@ def read_sentence(sentence: str, ctx: Context) -> None:
     if sentence.rstrip("\"') ").endswith("?"):
         return  # a question states nothing
     sentence = _expand(sentence.rstrip(".!?\"' "))
+    # "the store service (our Xsolla integration) is owned by Olu": an aside in brackets is no part of the clause
+    # (one that holds a number may be its date: "done today (24 May)")
+    sentence = re.sub(r"\s*\([^()\d]{1,60}\)(?=[\s,;:]|$)", "", sentence).strip() or sentence
     rest, said, label = label_taken(_DISCOURSE_LEAD.sub("", sentence))
     sentence = rest if label else sentence
     if said == "decides" and ctx.team and not re.match(r"(?:we|the team|our team|it was)\b", sentence, re.I):
@@ -165,6 +169,11 @@ def read_sentence(sentence: str, ctx: Context) -> None:
             clause.corrects = correcting
         if due_date(clause.text, clause, ctx):  # "the launch is on 12 May": the date is the value
             continue
+        # "paging goes through Opsgenie", "Season 5 launch date is 19 September": a team's thing said bare is read
+        # as "the …" when the clause as said gives nothing
+        clause.bare = common_subject(clause.text, ctx)
+        if clause.bare and due_date(f"the {clause.text}", clause, ctx):
+            continue
         event_at = ctx.event_at
         clause.text, clause.valid_from = take_dates(clause.text, ctx)
         if _ONLY_DATED.fullmatch(clause.text.strip(" ,")):
@@ -178,4 +187,8 @@ def read_sentence(sentence: str, ctx: Context) -> None:
             clause.valid_from = clause.valid_from or next(iter(dates))
     previous_subject: str | None = None
     for clause in clauses:
+        said_before, subject_before = len(ctx.facts), previous_subject
         previous_subject = read_clause(clause, ctx, previous_subject)
+        if clause.bare and len(ctx.facts) == said_before:
+            clause.text = f"the {clause.text}"
+            previous_subject = read_clause(clause, ctx, subject_before)

@@ -13,6 +13,7 @@ class Clause:
     valid_from: datetime | None = None
     corrects: str | None = None  # "I moved to Munich, not Berlin": the value said wrongly before
     topic: str | None = None  # "Version control news: we migrated …": the function a label before a colon names
+    bare: bool = False  # its subject is a thing said without "the" / "our" ("paging goes through Opsgenie": `common_subject`)
 
 
 @dataclass

@@ -48,6 +48,11 @@ def _prepare(text: str, *, first_person: bool) -> Predicate | None:
     elif m := re.match(r"^had\s+been\b\s*", t, re.I):
         t = "was " + t[m.end() :]
     t = _FILLERS.sub("", t).strip()
+    # "will own the store service", "is going to lead QA", "will be in charge of on-call": a role announced is held from
+    # when it is said (other plans stay plans: read_clause drops them)
+    if m := re.match(r"^(?:will|(?:am|is|are)\s+going\s+to)\s+(?=(?:own|lead|head|manage|report|take over|look after|be)\b)", t, re.I):
+        t = t[m.end():]
+        t = re.sub(r"^be\s+", "am " if first_person else "is ", t, count=1, flags=re.I)
     if m := re.match(rf"^(?:have|has|had)\s+(?={_PARTICIPLES}\b|(?!\w*eed\b)\w{{3,}}ed\b|{_IRREGULAR_RE}\b)", t, re.I):
         t, pred.perfect = _simple_past(t[m.end() :]), True
     if re.search(r"\s+(?:any ?more|any longer)$", t, re.I):

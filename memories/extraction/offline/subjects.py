@@ -6,7 +6,8 @@ import re
 from memories.extraction.offline.context import Clause, Context
 from memories.extraction.offline.facts import fact_add, relation_sentence
 from memories.extraction.offline.predicates import predicate_read
-from memories.extraction.offline.rules.team import TEAM_THINGS, decision_said, our_detail, owner_said, recurring, singular, time_value
+from memories.extraction.offline.rules.team import TEAM_THINGS, decision_said, known_function, our_detail, owner_said, recurring, singular, time_value
+from memories.extraction.vocabulary import TOOL_WORDS
 from memories.extraction.vocabulary import CORRECTION_ATTRIBUTE, CORRECTS_CURRENT
 from memories.extraction.offline.values import cut_value, job_title, plain_value, proper_name, snake_case
 from memories.extraction.offline.words import NAME, NOT_NAMES, PET_RE, PETS, PREDICATE_VERBS, RELATION_RE, RELATIONS
@@ -62,12 +63,58 @@ def team_said_as_we(text: str, ctx: Context) -> str:
     return "we " + re.sub(r"\b(?:its|their)\b", "our", rest, flags=re.I)
 
 
+# The verb that ends a clause's subject, in any tense ("paging goes through …", "logs have moved to …").
+_SUBJECT_ENDS = re.compile(
+    r"\s(?:is|are|was|were|will|would|has|have|had|goes|go|went|gone|comes|come|came|lives|live|lived|sits|sit|runs|run|ran|"
+    r"moves|moved|moving|slipped|slips|happens|happened|takes|took|starts|started|stays|stayed|belongs|belonged|kicks|kicked|"
+    r"ships|shipped|launches|launched|gets|get|got|opens|opened)\b", re.I)
+_ADVERBS = frozenset("now still just also already finally recently officially currently actually never always soon then again too".split())
+_PLURAL_VERB = re.compile(r"(?:are|were|have|go|come|live|sit|run|get|stay|belong)$", re.I)
+
+
+def common_subject(text: str, ctx: Context) -> bool:
+    """A team's thing said without "the" or "our", as chat does: "paging goes through Opsgenie",
+    "offsite 2024 will be in Kraków", "Season 5 launch date is 19 September", "Secrets live in
+    Vault". The words before the verb are a noun phrase, not a name or a pronoun: typed in
+    lowercase, or a capitalised phrase holding a lowercase noun ("Kraków offsite"), or one
+    capitalised word with a plural verb (a person "lives", things "live"). Such a clause is read
+    as "the …", where the rules ask the thing to be a team thing or a function."""
+    if not ctx.team:
+        return False
+    verb = _SUBJECT_ENDS.search(f" {text}")
+    if not verb or verb.start() == 0:
+        return False
+    head = text[: verb.start() - 1].split() if verb.start() > 0 else []
+    while head and (head[-1].lower() in _ADVERBS or head[-1].lower().endswith("ly")):
+        head = head[:-1]  # "Tomasz now lives in Porto": the adverb is no part of the subject
+    if not 1 <= len(head) <= 6 or not all(re.fullmatch(r"[\w][\w\-'.&/]*", w) for w in head) or head[0].lower() in NOT_NAMES or head[0].lower() in {"i", "my", "me", "us"} or "'" in head[0]:
+        return False
+    if head[0][:1].isdigit() or not head[0][:1].isalpha():
+        return False
+    # after "for / of", any words ("feature flags for all the event toggles"); before it, no pronoun or article
+    lead = re.split(r"\s(?:for|of|from|between)\s", " " + " ".join(head) + " ", maxsplit=1)[0].split()
+    if any(w.lower() in NOT_NAMES for w in lead[1:]):
+        return False
+    if head[0][:1].islower():
+        return True
+    if any((w[:1].islower() and w.isalpha()) or w[:1].isdigit() for w in lead[1:]):  # "Kraków offsite", "Season 16"
+        return True
+    verb_word = verb[0].strip()
+    return len(head) == 1 and bool(_PLURAL_VERB.fullmatch(verb_word)) and head[0].lower().endswith("s")
+
+
+# A role announced in the future is held from when it is said ("Nadia will lead Hearthwatch", "I'll own the
+# calendar", "from June Felix will report to Oskar"); other plans are no facts.
+_ROLE_ANNOUNCED = re.compile(r"\b(?:will|(?:am|is|are) going to)\s+(?:now\s+|also\s+)?(?:own|lead|head|manage|report to|take over|look after|"
+                             r"be (?:in charge of|responsible for|the owner of|the lead (?:of|for)|the head of))\b", re.I)
+
+
 def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> str | None:
     """Facts from one clause; returns its subject, which a following subjectless clause inherits."""
     text = clause.text
     if ctx.team and re.match(r"^(?:the|our)\s+[\w\-. ]{1,40}?\s+will (?:be(?: held)?|take place|happen)\s+(?:(?:in|at|on)\s+|[$€£]?\d)", text, re.I):
         text = re.sub(r"\s+will (?:be(?: held)?|take place|happen)\s+", " is ", text, count=1)  # "the 2026 offsite will be in Tirana": a team's event, as set
-    decided = re.search(r"\b(?:decided|agreed|decision|resolved|voted|concluded)\b", text, re.I)
+    decided = re.search(r"\b(?:decided|agreed|decision|resolved|voted|concluded)\b", text, re.I) or _ROLE_ANNOUNCED.search(text)
     if not decided and re.search(r"\bnever\b|\bif\b|\bwould\b|\bwill\b|\bmight\b|\bcould\b|\bshould\b|\bwant(?:s|ed)? to\b|\bhope\b|\bwish\b", text, re.I):
         return previous_subject  # plans, wishes and hypotheticals are not facts (a decision about the future is one)
     if decision_said(text, clause, ctx):
@@ -83,6 +130,21 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
             ctx.subject_kinds.setdefault(m["who"], "person")
             ctx.last_third_person = m["who"]
             return m["who"]
+    # "Felix's manager is Oskar", "Hugo's new boss will be Imogen": Felix reports to Oskar
+    if m := re.match(rf"^(?P<whose>{NAME}(?:\s+{NAME})?)'s\s+(?:new\s+)?(?:line\s+)?(?:manager|boss|supervisor)\s+(?:is|was|has been|became|has become|am|is now)\s+(?:now\s+)?(?P<who>me|{NAME}(?:\s+{NAME})?)(?:\s+now)?$", text):
+        who = ctx.speaker if m["who"] == "me" else m["who"]
+        if m["whose"].split()[0].lower() not in NOT_NAMES and who.split()[0].lower() not in NOT_NAMES:
+            fact_add(ctx, clause, m["whose"], "reports_to", who, obj=who, obj_kind="person", confidence=0.85)
+            ctx.subject_kinds.setdefault(m["whose"], "person")
+            ctx.subject_kinds.setdefault(who, "person")
+            return m["whose"]
+    # "Statsig is our experimentation platform now", "Kafka has become the team's event bus": the function's tool said first
+    if ctx.team and (m := re.match(rf"^(?P<value>(?-i:[A-Z])[\w.\-]*(?:\s+(?-i:[A-Z0-9])[\w.\-]*){{0,3}})\s+(?:is|are|was|were|has been|have been|became|has become)\s+(?:now\s+)?"
+                                   r"(?:our|the team's)\s+(?:new\s+|current\s+|main\s+|primary\s+|default\s+|official\s+)?(?P<what>(?i:[a-z][\w\- ]{1,40}?))(?:\s+now)?$", text)):
+        if m["value"].split()[0].lower() not in NOT_NAMES and ctx.subject_kinds.get(m["value"]) != "person" and not job_title(m["what"], strict=True) \
+                and (known_function(m["what"]) or m["what"].split()[-1] in TOOL_WORDS):
+            if our_detail(f"{m['what']} is {m['value']}", clause, ctx):
+                return ctx.we
     # "Blue is my favorite color"
     if m := re.match(r"^(?P<value>.+?)\s+(?:is|are)\s+my\s+(?:all-time\s+|absolute\s+)?favou?rite\s+(?P<what>[a-z]+(?:\s+[a-z]+)?)$", text, re.I):
         value = plain_value(m["value"])

@@ -24,7 +24,8 @@ _NOT_A_FUNCTION = {"my", "his", "her", "their", "your", "family", "kids", "house
 _OWN = r"own|owns|owned|maintain|maintains|(?:am |is |are )?taking ownership of|took ownership of|take ownership of|takes ownership of|am responsible for|is responsible for|are responsible for|am in charge of|is in charge of|" \
        r"are in charge of|took over|have taken over|has taken over|am the owner of|is the owner of|are the owners of|" \
        r"(?:will |am |is |are )?(?:take|takes|taking) over|(?:will |am |is |are |has been |have been )?(?:look|looks|looking|looked) after"
-_LEAD = r"lead|leads|led|run|runs|ran|head|heads|headed|manage|manages|managed|am the lead of|is the lead of|am the head of|is the head of"
+_LEAD = r"lead|leads|led|run|runs|ran|head|heads|headed|manage|manages|managed|am the lead of|is the lead of|am the head of|is the head of|" \
+        r"(?:am |is |are )(?:running|leading|heading|managing)"
 
 
 def _tool(value: str, clause: Clause) -> str | None:
@@ -195,7 +196,8 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
     if m := re.match(rf"^(?P<verb>{_OWN}|{_LEAD})\s+(?P<what>.+)$", t, re.I):
         what = re.sub(r"^(?:the|our)\s+", "", cut_value(m["what"]), flags=re.I).strip()
         what = re.sub(r"\s+(?:from|once|when|until|while)\s.*$", "", what, flags=re.I)  # "takes over billing from Wiktor": the old holder is no part of it
-        if not what or len(what.split()) > 5 or what.split()[0].lower() in {"a", "an", "my", "it", "this", "that", "to", "into", "out"}:
+        if not what or len(what.split()) > 5 or what.split()[0].lower() in {"a", "an", "my", "it", "this", "that", "to", "into", "out", "late", "behind",
+                                                                            "low", "around", "away", "errands", "for", "as"}:
             return False
         verb = m["verb"].lower()
         if what.lower() in {"me", "us"} and verb in {"manage", "manages", "managed"}:  # "Tomasz manages me"
@@ -302,13 +304,14 @@ def _handed_over(t: str, subject: str, clause: Clause, ctx: Context, confidence:
 
 _MINE = re.compile(
     r"^(?:all\s+of\s+)?(?:the\s+|our\s+)?(?P<what>[\w][\w\-' ]{1,50}?)\s+(?:is|are|was|were|has been|have been)\s+(?:now\s+|all\s+|officially\s+)*"
-    r"(?P<whose>mine|hers|his|(?:owned|run|maintained|led|looked after|handled)\s+by\s+me)(?:\s+to\s+(?P<verb>run|lead|own|manage|maintain|look after))?"
+    r"(?P<whose>mine|hers|his|me|(?:owned|run|maintained|led|looked after|handled)\s+by\s+me)(?:\s+to\s+(?P<verb>run|lead|own|manage|maintain|look after))?"
     r"(?:\s+now)?(?:\s*[,;:].*)?$",
     re.I,
 )
 
 
 _NOT_OWNED = frozenset("pleasure honour honor fault mistake mistakes error errors blame loss choice call turn treat idea bad "
+                       "problem winner loser one person guy girl culprit reason question answer issue manager boss supervisor "
                        "responsibility privilege apology apologies".split())
 
 
@@ -356,7 +359,7 @@ def _reports_to(t: str, subject: str, clause: Clause, ctx: Context, confidence: 
 
 _TIME = re.compile(r"^(?:\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)?|\d{1,2}:\d{2}|noon|midday|midnight)$", re.I)
 _PEOPLE_WORDS = {"manager", "boss", "lead", "owner", "head", "ceo", "cto", "cfo", "founder", "director", "pm", "contact", "admin"}
-_STATE = r"(?:(?:now|actually|still|currently|officially|finally)\s+)*"
+_STATE = r"(?:(?:now|actually|still|currently|officially|finally|all|both)\s+)*"
 
 
 def time_value(text: str) -> str | None:
@@ -402,7 +405,7 @@ def _room(said: str) -> str | None:
 _HOW_OFTEN = re.compile(r"^(?:(?:weekly|daily|monthly|yearly|annual|quarterly|regular|usual|fortnightly|biweekly|bi-weekly|team)\s+)+", re.I)
 # Verbs that place a team's event, read as "is in / at / on" ("the demo happens in the Larch room").
 _HAPPENS = re.compile(r"^(?P<what>[a-z0-9][\w\-' ]{1,40}?)\s+(?:happens|happen|happened|takes place|take place|took place|has taken place|will take place|"
-                      r"(?:is|are|was|were|will be|has been|have been)\s+(?:held|happening|taking place)|meets|met|stays|stay|stayed|remains|remain)\s+"
+                      r"(?:is|are|was|were|will be|has been|have been)\s+(?:held|happening|taking place|booked|hosted)|meets|met|stays|stay|stayed|remains|remain)\s+"
                       r"(?P<prep>in|at|on)\s+", re.I)
 
 
@@ -456,6 +459,9 @@ def _strong_value(value: str) -> bool:
                                                    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)", first))
 
 
+_DONE = {"moving": "moved", "switching": "switched", "migrating": "migrated", "changing": "changed"}
+
+
 def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) -> bool:
     """The team's details, said as "our X …" (or "the X …", `the`, where X must be a team thing
     or a function, since "the kids are great" is no fact of the team). In a team's scope only:
@@ -470,7 +476,11 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
     recurring_said, happens = bool(_HOW_OFTEN.match(rest)), bool(_HAPPENS.match(_HOW_OFTEN.sub("", rest)))
     rest = _thing_said(rest)
     # "our CI changed from Jenkins to GitHub Actions", "the offsite moved from Lisbon to Porto": a switch said of the thing
-    if (m := re.match(r"^(?P<what>[a-z][\w\-' ]{0,40}?)\s+(?:has\s+|have\s+)?(?:changed|switched|moved|went|gone|migrated)\s+from\s+(?P<a>.+?)\s+to\s+(?P<b>.+)$", rest, re.I)):
+    # (in the present too: "the offsite moves from Reykjavik to Tallinn"; under way once its date has come: "paging is moving … on 1 July")
+    underway = re.match(r"^(?P<what>[a-z][\w\-' ]{0,40}?)\s+(?:is|are)\s+(?:moving|switching|migrating|changing)\s", rest, re.I)
+    if underway and clause.valid_from is not None and clause.valid_from <= ctx.occurred_at:
+        rest = re.sub(r"\s(?:is|are)\s+(moving|switching|migrating|changing)\s", lambda v: " " + _DONE[v[1].lower()] + " ", rest, count=1, flags=re.I)
+    if (m := re.match(r"^(?P<what>[a-z][\w\-' ]{0,40}?)\s+(?:has\s+|have\s+)?(?:changed|switched|moved|went|gone|migrated|changes|switches|moves|migrates)\s+from\s+(?P<a>.+?)\s+to\s+(?P<b>.+)$", rest, re.I)):
         what = m["what"]
         if singular(what.split()[-1]).lower() in TEAM_THINGS:
             old, new = _tool(m["a"], clause), _tool(m["b"], clause)
@@ -492,6 +502,13 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
                      sentence=f"The {what} is in {new}.")
             return True
         return False
+    # "logs have moved to Datadog", "our CI switched to Buildkite": a function's new tool, the old one not said
+    if (m := re.match(r"^(?P<what>[a-z][\w\-' ]{0,40}?)\s+(?:has\s+|have\s+)?(?:changed|switched|moved|migrated|changes|switches|moves|migrates)\s+(?:over\s+)?to\s+(?P<b>.+)$", rest, re.I)) \
+            and known_function(m["what"]) and singular(m["what"].split()[-1]).lower() not in TEAM_THINGS:
+        new = _tool(m["b"], clause)
+        if new and new[:1].isupper() and new.split()[0].lower() not in NOT_NAMES and _day(new, ctx.occurred_at) is None and not time_value(new):
+            fact_add(ctx, clause, ctx.we, tool_attribute(m["what"]), new, obj=new, obj_kind="organization")
+            return True
     # "the metrics API belongs to Marguerite", "on-call is now run by Tomasz": the holder after the verb
     if m := re.match(rf"^(?P<what>[\w][\w\-' ]{{1,40}}?)\s+(?:(?:now|still)\s+)?(?:belongs|belonged|has belonged)\s+to\s+(?P<who>{NAME}(?:\s+{NAME})?)(?:\s+now)?$", rest) or re.match(
             rf"^(?P<what>[\w][\w\-' ]{{1,40}}?)\s+(?:is|was|are|were|has been|have been)\s+{_STATE}(?P<verb>owned|maintained|looked after|run|led|headed|managed)\s+by\s+(?P<who>{NAME}(?:\s+{NAME})?)(?:\s+now)?$", rest):
@@ -514,13 +531,19 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
         return False
     # "the booking flow is Esi's now": Esi owns it
     if (m := re.match(rf"^(?P<what>[a-z][\w\- ]{{1,40}}?)\s+(?:is|are)\s+(?:now\s+)?(?P<who>{NAME})'s(?:\s+now)?$", rest)) and (
-            known_function(m["what"]) or not the or re.search(r"\b(?:service|flow|api|app|system|pipeline|area|project|module|checklist|process)$", m["what"], re.I)):
+            known_function(m["what"]) or not the or re.search(r"\b(?:service|flow|api|app|system|pipeline|area|project|module|checklist|process)$", m["what"], re.I)
+            or re.search(r"\snow$", rest)):  # "matchmaking is Rohan's now": a hand-over, whatever the thing
         fact_add(ctx, clause, m["who"], "owns", re.sub(r"^(?:the|our)\s+", "", m["what"], flags=re.I), confidence=0.85)
         ctx.subject_kinds.setdefault(m["who"], "person")
         return True
     m = re.match(rf"^(?P<what>[a-z0-9][\w\-'. ]{{0,40}}?)\s+(?P<verb>is|are|was|were|has been|have been)\s+{_STATE}(?P<value>.+)$", rest, re.I)
-    lives = re.match(rf"^(?P<what>[a-z][\w\-' ]{{1,40}}?)\s+{_STATE}(?:lives?|sits?|goes|go|runs?|ran|get sent|gets sent|"
-                     rf"(?:is|are|was|were)\s+{_STATE}(?:hosted|kept|stored|written|tracked|managed|sent|filed|logged))\s+(?:in|on|at|by|with|to|into)\s+(?P<value>.+)$", rest, re.I)
+    lives = re.match(rf"^(?P<what>[a-z][\w\-' ]{{1,40}}?)\s+{_STATE}(?:lives?|lived|sits?|goes|go|went|runs?|ran|get sent|gets sent|"
+                     rf"(?:comes?|came)(?:\s+in)?(?:\s+to\s+us)?|(?:has|have)\s+(?:lived|gone|run)|"
+                     rf"(?:is|are|was|were|has been|have been)\s+{_STATE}(?:hosted|kept|stored|written|tracked|managed|sent|filed|logged|handled|routed|done|served|run))"
+                     rf"\s+{_STATE}(?:in|on|at|by|with|to|into|through|via)\s+(?P<value>.+)$", rest, re.I)
+    if lives and (head := re.split(r"\s+(?:for|from|of|between|across)\s+", lives["what"], maxsplit=1)[0]) != lives["what"] and known_function(head):
+        rest = head + rest[len(lives["what"]):]  # "crash reports from the clients come in through Sentry": the function said first
+        lives = re.match(lives.re, rest)
     if lives and the and not (known_function(lives["what"]) or lives["what"].lower().split()[-1] in TEAM_THINGS):
         return False  # "Tomasz now lives in Porto" is a person's home, read elsewhere
     if lives:
@@ -540,6 +563,8 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
     value = m["value"].strip(" .")
     if words:
         ctx.last_thing = what.split()[-1]
+    if re.match(r"(?:moving|switching|migrating|changing)\b", value, re.I):
+        return False  # "paging is moving from PagerDuty to Rootly in September": a plan (`underway` above reads one under way)
     if re.match(r"(?:mine|yours|his|hers|ours|theirs)\b", value, re.I):
         return False  # "the billing service was mine until March": an owner, not a value of the thing
     first_said = words[0] if words else ""  # "the Snowflake bill for April": judged by "Snowflake", not "April"
@@ -607,7 +632,7 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
         attribute = tool_attribute(what) if named and named[:1].isupper() and (known_function(what) or not the) else canonical_attribute(thing)
     if attribute == "uses":
         return False
-    if not named and re.match(r"^\w+ed\b|^(?:not|no|being|going|getting)\b", value, re.I):
+    if not named and re.match(r"^\w+ed\b|^\w+ing\b|^(?:not|no|being|going|getting)\b", value, re.I):
         return False  # "the offsite has been moved …", "the budget is not …": no value said
     if not named and re.match(r"[$€£]?\d", value) and re.search(r"\s(?:on|for|in)\s.*\band\s+[$€£]?\d", value) and len(value.split()) <= 12:
         value = value  # "60 fps on PC and 30 fps on mobile": one value said for each case, kept whole
@@ -728,6 +753,12 @@ def due_date(text: str, clause: Clause, ctx: Context) -> bool:
     date = re.split(r",\s+", m["date"])[0]  # "the standup is moving to 9:30, starting Monday"
     day = _day(date.strip(" ."), ctx.occurred_at)
     if day is None:
+        if re.match(r"(?:every\s+(?:other\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)day|(?:mon|tues|wednes|thurs|fri|satur|sun)day(?:s|\s+(?:morning|afternoon|evening)s))\b",
+                    date, re.I) and singular(m["thing"].split()[-1]).lower() in TEAM_THINGS:
+            # "the retro is moving to Thursday afternoons", "standup moved to Mondays at 10": the event's new day (said as
+            # recurring: "moved the meeting to Tuesday" is one meeting)
+            thing = " ".join(m["thing"].split()[:-1] + [singular(m["thing"].split()[-1])])
+            return event_details(snake_case(thing), thing, f"on {date}", clause, ctx, event=True)
         when = time_value(date)  # "the standup moved to 10:00"
         if when:
             fact_add(ctx, clause, ctx.we, f"{snake_case(m['thing'])}_time", when, sentence=f"{m['the'].capitalize()} {m['thing']} is at {when}.")

@@ -1,0 +1,181 @@
+"""The offline extractor reads a team's statements in the shapes chat uses (issue 24, point 2, the
+sixth pass): a thing said without "the" or "our" ("paging goes through Opsgenie"), a function routed
+through a tool ("come in through", "go via"), a new tool said without the old one ("logs have moved
+to Datadog"), a switch in the present ("the offsite moves from A to B"), roles announced for the
+future or said in the progressive ("Nadia will lead …", "Olu is running …"), a manager said from the
+report ("Felix's manager is Oskar"), the tool said first ("Statsig is our experimentation platform"),
+an aside in brackets, and an event moved to a recurring day. Each shape in several tenses and
+persons, in sentences of our own; each failed before this change."""
+
+from datetime import UTC, datetime
+
+import pytest
+
+from memories.extraction.offline import extract
+from memories.extraction.vocabulary import canonical_attribute, function_key
+
+SAID = datetime(2026, 6, 15, 12, tzinfo=UTC)
+TEAM = "Orbit"
+
+
+def triples(text: str, *, team: str | None = TEAM, speaker: str = "maya", said: datetime = SAID):
+    return [(f.subject, canonical_attribute(f.attribute), f.value)
+            for f in extract(text=text, speaker=speaker, occurred_at=said, team=team).facts]
+
+
+def switches(text: str):
+    return [(f.subject, canonical_attribute(f.attribute), f.value, f.previous_value)
+            for f in extract(text=text, speaker="maya", occurred_at=SAID, team=TEAM).facts]
+
+
+@pytest.mark.parametrize("text", [
+    "paging goes through Opsgenie",
+    "Paging goes through Opsgenie for now.",
+    "paging went through Opsgenie",
+    "paging has gone through Opsgenie since March",
+    "paging is on Opsgenie",
+    "alerts come in through Opsgenie",
+    "alerts came in via Opsgenie",
+])
+def test_a_function_said_bare_takes_its_tool_in_any_tense(text):
+    assert triples(text) == [("Orbit", "on_call_tool", "Opsgenie")]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("crash reports from the clients come in through Sentry", ("Orbit", "crash_report_tool", "Sentry")),
+    ("player dashboards are all in Looker", ("Orbit", "player_dashboard_tool", "Looker")),
+    ("Our public status page is on Statuspage.", ("Orbit", "public_status_page_tool", "Statuspage")),  # "status" is no plural
+])
+def test_what_qualifies_a_function_does_not_hide_it(text, expected):
+    assert triples(text) == [expected]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("offsite 2024 will be in Kraków", ("Orbit", "offsite_2024_place", "Kraków")),
+    ("Season 5 launch date is 19 September 2026", ("Orbit", "season_5_launch_date", "19 September 2026")),
+    ("Season 16 moved to 1 December 2026", ("Orbit", "season_16_date", "1 December 2026")),
+    ("Switch launch slipped to 10 February 2027", ("Orbit", "switch_launch_date", "10 February 2027")),
+    ("Dundee Christmas party is booked at the Malmaison", ("Orbit", "dundee_christmas_party_place", "Malmaison")),
+    ("the Christmas party was booked at the Malmaison", ("Orbit", "christmas_party_place", "Malmaison")),
+])
+def test_a_team_event_said_bare_is_the_event(text, expected):
+    assert triples(text) == [expected]
+
+
+@pytest.mark.parametrize("text", [
+    "Tomasz now lives in Porto.",  # a person's home: the adverb is no part of a thing's name
+    "Kafka replaced nothing yet",
+    "Snowflake and Dagster are both live",
+    "the kids are great",
+])
+def test_a_name_is_not_read_as_a_thing(text):
+    assert [t for t in triples(text) if t[1].endswith(("_tool", "_place", "_date"))] == []
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("logs have moved to Datadog", ("Orbit", "log_tool", "Datadog")),
+    ("The CI moved to GitHub Actions.", ("Orbit", "ci_tool", "GitHub Actions")),
+    ("Our docs moved to Notion in May.", ("Orbit", "doc_tool", "Notion")),
+    ("our docs have switched to Notion", ("Orbit", "doc_tool", "Notion")),
+    ("tickets moved to Linear", ("Orbit", "ticket_tool", "Linear")),
+])
+def test_a_function_moved_to_a_tool_without_the_old_one(text, expected):
+    assert triples(text) == [expected]
+
+
+@pytest.mark.parametrize("text", ["the offsite moved to 4 May", "The standup moved to 9:30."])
+def test_an_event_moved_to_a_day_or_time_is_no_tool(text):
+    assert [t for t in triples(text) if t[1].endswith("_tool")] == []
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("the offsite moves from Reykjavik to Tallinn", ("Orbit", "offsite_place", "Tallinn", "Reykjavik")),
+    ("change of plan, the offsite moves from Reykjavik to Tallinn", ("Orbit", "offsite_place", "Tallinn", "Reykjavik")),
+    ("anti-cheat moves from EasyGuard to BattlEye", ("Orbit", "anti_cheat_tool", "BattlEye", "EasyGuard")),
+    ("paging is moving from PagerDuty to Rootly this month", ("Orbit", "on_call_tool", "Rootly", "PagerDuty")),
+])
+def test_a_switch_in_the_present_and_once_under_way(text, expected):
+    assert switches(text) == [expected]
+
+
+def test_a_switch_still_ahead_is_a_plan_and_no_value():
+    assert triples("paging is moving from PagerDuty to Rootly in September 2026") == []
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("retro is moving to Thursday afternoons", ("Orbit", "retro_schedule", "on Thursday afternoons")),
+    ("The retro moved to Thursdays.", ("Orbit", "retro_schedule", "on Thursdays")),
+    ("demos have moved to Fridays", ("Orbit", "demo_schedule", "on Fridays")),
+])
+def test_an_event_moved_to_a_recurring_day_is_its_schedule(text, expected):
+    assert triples(text) == [expected]
+
+
+def test_one_meeting_moved_to_a_day_is_no_schedule():
+    assert triples("We moved the meeting to Tuesday.") == []
+
+
+@pytest.mark.parametrize("text, speaker, expected", [
+    ("Olu will own the store service.", "maya", ("Olu", "owns", "store service")),
+    ("Olu is going to own the store service.", "maya", ("Olu", "owns", "store service")),
+    ("I'll own the live events calendar", "bastien", ("bastien", "owns", "live events calendar")),
+    ("I will be in charge of on-call.", "maya", ("maya", "owns", "on-call")),
+    ("Nadia will lead Orbit", "ines", ("Nadia", "leads", "Orbit")),
+    ("Olu is running the store service.", "maya", ("Olu", "leads", "store service")),
+    ("Olu has been running the store service.", "maya", ("Olu", "leads", "store service")),
+    ("I'm leading the data migration", "keiko", ("keiko", "leads", "data migration")),
+])
+def test_owning_and_leading_announced_or_in_the_progressive(text, speaker, expected):
+    assert triples(text, speaker=speaker) == [expected]
+
+
+@pytest.mark.parametrize("text", ["I will move to Berlin.", "I'm running late today", "we'll run Kafka on MSK",
+                                  "Hana will take over as release lead"])
+def test_other_plans_and_runnings_are_no_ownership(text):
+    assert [t for t in triples(text) if t[1] in {"owns", "leads", "lives_in"} or t[1].endswith("_tool")] == []
+
+
+@pytest.mark.parametrize("text, speaker, expected", [
+    ("matchmaking is Rohan's now", "dario", ("Rohan", "owns", "matchmaking")),
+    ("QA for live events is me", "nadia", ("nadia", "owns", "QA for live events")),
+    ("the on-call rota is me now", "olu", ("olu", "owns", "on-call rota")),
+    ("the store service (our Xsolla integration) is owned by Olu", "ines", ("Olu", "owns", "store service")),
+    ("reminder that the store service is owned by Olu", "ines", ("Olu", "owns", "store service")),
+])
+def test_ownership_said_from_the_thing(text, speaker, expected):
+    assert triples(text, speaker=speaker) == [expected]
+
+
+def test_the_problem_being_me_is_no_ownership():
+    assert triples("The problem is me.") == []
+
+
+@pytest.mark.parametrize("text, speaker, expected", [
+    ("Felix's manager is Oskar.", "maya", ("Felix", "reports_to", "Oskar")),
+    ("Felix's new manager is Oskar", "maya", ("Felix", "reports_to", "Oskar")),
+    ("Felix's boss has been Oskar since May.", "maya", ("Felix", "reports_to", "Oskar")),
+    ("Felix's manager is me now", "oskar", ("Felix", "reports_to", "oskar")),
+    ("Felix will report to Oskar.", "maya", ("Felix", "reports_to", "Oskar")),
+    ("From June I will report to Oskar.", "felix", ("felix", "reports_to", "Oskar")),
+])
+def test_a_reporting_line_said_from_the_report_or_announced(text, speaker, expected):
+    assert triples(text, speaker=speaker) == [expected]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Statsig is our experimentation platform now", ("Orbit", "experimentation_tool", "Statsig")),
+    ("Linear is our issue tracker.", ("Orbit", "ticket_tool", "Linear")),
+    ("Buildkite has become our CI", ("Orbit", "ci_tool", "Buildkite")),
+    ("Figma was the team's design tool", ("Orbit", "design_tool", "Figma")),
+])
+def test_the_tool_said_before_its_function(text, expected):
+    assert triples(text) == [expected]
+
+
+@pytest.mark.parametrize("text", ["Priya is our new designer.", "Ruben is now our tech lead."])
+def test_a_person_said_before_a_role_stays_a_role(text):
+    assert [t[1] for t in triples(text)] == ["role"]
+
+
+def test_status_is_not_a_plural():
+    assert function_key("status page") == "status_page"
