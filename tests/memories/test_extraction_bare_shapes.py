@@ -179,3 +179,36 @@ def test_a_person_said_before_a_role_stays_a_role(text):
 
 def test_status_is_not_a_plural():
     assert function_key("status page") == "status_page"
+
+
+@pytest.mark.parametrize("text, speaker, expected", [
+    ("moved from Toronto to Montréal! finally in the office every day", "rohan", [("rohan", "lives_in", "Montréal")]),
+    ("settled in Portobello. commuting twice a week", "dario", [("dario", "lives_in", "Portobello")]),
+    ("promoted to staff SRE", "olu", [("olu", "role", "staff SRE")]),
+])
+def test_a_speakers_news_said_without_i_in_a_teams_chat(text, speaker, expected):
+    assert triples(text, speaker=speaker) == expected
+
+
+@pytest.mark.parametrize("text", ["started at 9 today", "moved the meeting to Friday"])
+def test_other_subjectless_clauses_give_no_news(text):
+    assert triples(text) == []
+
+
+@pytest.mark.parametrize("text, speaker, expected", [
+    ("I'm moving to economy design, reporting to Mireille Dubois, lead economy designer", "keiko", ("keiko", "reports_to", "Mireille Dubois")),
+    ("I joined the platform group, reporting to Oskar", "maya", ("maya", "reports_to", "Oskar")),
+    ("Priya joined as head of data, now reporting to Oskar.", "maya", ("Priya", "reports_to", "Oskar")),
+])
+def test_a_reporting_line_said_in_a_participle(text, speaker, expected):
+    assert expected in triples(text, speaker=speaker)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("CI is fully on GitLab CI now", ("Orbit", "ci_tool", "GitLab CI")),
+    ("our docs are entirely in Notion", ("Orbit", "doc_tool", "Notion")),
+    ("Rootly is live for paging", ("Orbit", "on_call_tool", "Rootly")),
+    ("Notion went live for docs", ("Orbit", "doc_tool", "Notion")),
+])
+def test_a_tool_said_fully_in_place_or_live_for_a_function(text, expected):
+    assert triples(text) == [expected]

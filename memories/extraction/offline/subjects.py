@@ -109,11 +109,22 @@ _ROLE_ANNOUNCED = re.compile(r"\b(?:will|(?:am|is|are) going to)\s+(?:now\s+|als
                              r"be (?:in charge of|responsible for|the owner of|the lead (?:of|for)|the head of))\b", re.I)
 
 
+_REPORTING = re.compile(rf",\s+(?:and\s+)?(?:now\s+|still\s+)?reporting\s+(?:directly\s+|straight\s+)?to\s+(?P<who>{NAME}(?:\s+{NAME})?)\b.*$")
+
+
 def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> str | None:
     """Facts from one clause; returns its subject, which a following subjectless clause inherits."""
     text = clause.text
     if ctx.team and re.match(r"^(?:the|our)\s+[\w\-. ]{1,40}?\s+will (?:be(?: held)?|take place|happen)\s+(?:(?:in|at|on)\s+|[$€£]?\d)", text, re.I):
         text = re.sub(r"\s+will (?:be(?: held)?|take place|happen)\s+", " is ", text, count=1)  # "the 2026 offsite will be in Tirana": a team's event, as set
+    if m := _REPORTING.search(text):
+        # "I'm moving to economy design, reporting to Mireille Dubois": the participle's line is the clause subject's
+        who = re.match(rf"^(?:i\b|(?P<name>{NAME}(?:\s+{NAME})?)\s)", text, re.I)
+        subject = ctx.speaker if who and not who["name"] else (who["name"] if who and who["name"].split()[0].lower() not in NOT_NAMES else None)
+        if subject and m["who"].casefold() != subject.casefold():
+            fact_add(ctx, clause, subject, "reports_to", m["who"], obj=m["who"], obj_kind="person", confidence=0.8)
+            ctx.subject_kinds.setdefault(m["who"], "person")
+        text = clause.text = text[: m.start()].strip()
     decided = re.search(r"\b(?:decided|agreed|decision|resolved|voted|concluded)\b", text, re.I) or _ROLE_ANNOUNCED.search(text)
     if not decided and re.search(r"\bnever\b|\bif\b|\bwould\b|\bwill\b|\bmight\b|\bcould\b|\bshould\b|\bwant(?:s|ed)? to\b|\bhope\b|\bwish\b", text, re.I):
         return previous_subject  # plans, wishes and hypotheticals are not facts (a decision about the future is one)
@@ -218,6 +229,10 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
                 ctx.last_third_person = name  # "Priya moved to the publisher's London office; she lives in London now"
             return name
         return None
+    if ctx.team and previous_subject is None and re.match(r"(?:moved|relocated|settled|got promoted|promoted)\s+(?:from|to|in|into|as)\b", text, re.I):
+        # "moved from Toronto to Montréal!", "promoted to staff SRE": a team's chat says the speaker's news without "I"
+        predicate_read(re.sub(r"^settled in\b", "moved to", text, flags=re.I), ctx.speaker, clause, ctx, first_person=True)
+        return ctx.speaker
     if previous_subject and (m := re.match(r"^(?:based|living|located)\s+in\s+(?P<place>.+)$", text, re.I)):
         place = proper_name(cut_value(m["place"]), clause)  # "I'm the backend person, based in Tbilisi"
         if place:

@@ -100,6 +100,11 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
         new = _tool(m["b"], clause)
         if new and new[:1].isupper():
             return _replaced(ctx, clause, ctx.we, subject, new, confidence)
+    # "Rootly is live for paging", "Notion went live for docs": a tool named as the subject, live for a function
+    if (m := re.match(r"^(?:is|are|went|has gone|have gone|has been|is now)\s+(?:now\s+)?live\s+(?:for|as)\s+(?:our\s+|the\s+)?(?P<fn>[a-z][\w\- ]{1,30}?)$", t, re.I)) \
+            and subject[:1].isupper() and subject != ctx.team and ctx.subject_kinds.get(subject) != "person" and known_function(m["fn"]):
+        fact_add(ctx, clause, ctx.we, tool_attribute(m["fn"]), subject, obj=subject, obj_kind="organization", confidence=confidence)
+        return True
     # "switched the billing service from Stripe to Adyen", "migrated CI from Jenkins to GitHub Actions"
     if m := re.match(rf"^(?:switched|migrated|moved|changed|swapped|transitioned)\s+(?:over\s+)?{_FUNCTION}\s+from\s+(?P<a>.+?)\s+(?:to|over to)\s+(?P<b>.+)$", t, re.I):
         old, new = _tool(m["a"], clause), _tool(m["b"], clause)
@@ -359,7 +364,7 @@ def _reports_to(t: str, subject: str, clause: Clause, ctx: Context, confidence: 
 
 _TIME = re.compile(r"^(?:\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)?|\d{1,2}:\d{2}|noon|midday|midnight)$", re.I)
 _PEOPLE_WORDS = {"manager", "boss", "lead", "owner", "head", "ceo", "cto", "cfo", "founder", "director", "pm", "contact", "admin"}
-_STATE = r"(?:(?:now|actually|still|currently|officially|finally|all|both)\s+)*"
+_STATE = r"(?:(?:now|actually|still|currently|officially|finally|all|both|fully|entirely|completely|mostly)\s+)*"
 
 
 def time_value(text: str) -> str | None:
