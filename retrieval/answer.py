@@ -319,6 +319,11 @@ _ASKS = {"where": {"place"}, "day": {"schedule", "date"}, "days": {"schedule"}, 
          "time": {"time"}, "often": {"schedule"}, "long": {"length"}}
 
 
+# A question about a past employer: "where did Nadia work before Kestrel?", "what was Olu's previous employer?",
+# "which company did Liesel join us from?"
+_PAST_JOB = re.compile(r"\b(?:before|previous|previously|prior|former|formerly|used to|last job|earlier)\b|\bjoin(?:ed|ing)?\b.*\bfrom\b", re.I)
+
+
 def question_attributes(question: str, facts, *, as_of: datetime | None = None, now: datetime | None = None) -> tuple[str, ...]:
     """The attributes a question asks about: a relation said in its own words first (manager,
     boss → reports_to), then the scope's own attributes whose every word the question says
@@ -333,7 +338,10 @@ def question_attributes(question: str, facts, *, as_of: datetime | None = None, 
 
         said.add(str((now or timezone.now()).year + {"this": 0, "next": 1, "last": -1}[year[1].lower()]))
     best, best_score = None, (0, 0, 0.0)
+    past_job = _PAST_JOB.search(question)
     for attribute in sorted(facts.order_by().values_list("attribute", flat=True).distinct()[:1000]):
+        if attribute == "worked_at" and not past_job:
+            continue  # "which office does Liesel work from?" asks about now, not where she worked before
         words = [_word(w) for w in attribute.split("_")]
         content = [w for w in words if w not in _GENERIC_TERMS]
         if not content or not all(w in said for w in content):
@@ -347,6 +355,8 @@ def question_attributes(question: str, facts, *, as_of: datetime | None = None, 
     if best is not None:
         return (best,)
     fixed = attributes_asked(question)
+    if fixed and past_job and "works_at" in fixed and facts.filter(attribute="worked_at").exists():
+        return ("worked_at",)  # "what was Olu's previous employer?"
     if fixed:
         return fixed
     if as_of is not None:  # "was the 2025 offsite in Ljubljana?": of the offsites, one that held then

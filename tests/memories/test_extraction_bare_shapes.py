@@ -212,3 +212,25 @@ def test_a_reporting_line_said_in_a_participle(text, speaker, expected):
 ])
 def test_a_tool_said_fully_in_place_or_live_for_a_function(text, expected):
     assert triples(text) == [expected]
+
+
+@pytest.mark.parametrize("text, speaker, expected", [
+    ("Before Bramble I was at Glovo for three years, so I've seen a few delivery apps.", "joaquin", "Glovo"),
+    ("Before this I spent four years at Zalando.", "felix", "Zalando"),
+    ("before Kestrel I worked at Picnic on their warehouse software", "ayo", "Picnic"),
+    ("Before this job I was at Fujitsu doing data centre operations.", "kwame", "Fujitsu"),
+    ("before Kestrel I was an SRE at Cartwheel, the e-commerce place", "olu", "Cartwheel"),
+    ("I was at Salford Royal for five years before this, mostly on Epic.", "tobias", "Salford Royal"),
+    ("I worked for Monzo before joining the team", "priya", "Monzo"),
+    ("I came over from the University of Salford where I ran research IT projects.", "oona", "University of Salford"),
+    ("joined from Spreewald Analytics in Berlin", "liesel", "Spreewald Analytics"),
+    ("previously at Beacon Labs doing console cert testing", "tariq", "Beacon Labs"),
+    ("My last job was at Lighthouse QA.", "tariq", "Lighthouse QA"),
+])
+def test_where_the_speaker_worked_before_in_any_phrasing(text, speaker, expected):
+    assert (speaker, "worked_at", expected) in triples(text, speaker=speaker)
+
+
+@pytest.mark.parametrize("text", ["Before lunch I was at the gym.", "Before the standup I was with Anna.", "I came over from the kitchen"])
+def test_where_someone_was_before_something_is_no_employer(text):
+    assert [t for t in triples(text) if t[1] == "worked_at"] == []

@@ -109,6 +109,32 @@ _ROLE_ANNOUNCED = re.compile(r"\b(?:will|(?:am|is|are) going to)\s+(?:now\s+|als
                              r"be (?:in charge of|responsible for|the owner of|the lead (?:of|for)|the head of))\b", re.I)
 
 
+# Where the speaker worked before: "Before Bramble I was at Glovo for three years", "before this I spent four years at
+# Zalando", "I was at Monzo before this", "I came over from the University of Salford", "joined from Spreewald
+# Analytics", "previously at Beacon Labs", "my last job was Lighthouse QA": a past employer (worked_at).
+_BEFORE_HERE = rf"before\s+(?:this(?:\s+(?:job|role|team|one|gig))?|joining(?:\s+(?:us|the team|{NAME}))?|(?:coming|moving)\s+(?:here|to\s+{NAME})|{NAME}(?:\s+{NAME})?)"
+_PRIOR = [
+    re.compile(rf"^{_BEFORE_HERE}\s*,?\s+(?:i\s+)?(?:was|worked|spent\s+(?:\w+\s+){{1,3}}?)\s*(?:(?:as\s+)?(?:a|an)\s+[\w\- ]+?\s+)?(?:at|with|for)\s+(?P<org>.+)$", re.I),
+    re.compile(rf"^i\s+(?:was|worked|spent\s+(?:\w+\s+){{1,3}}?)\s*(?:(?:as\s+)?(?:a|an)\s+[\w\- ]+?\s+)?(?:at|with|for)\s+(?P<org>.+?)\s+(?:for\s+(?:\w+\s+){{1,3}}?)?{_BEFORE_HERE}\b.*$", re.I),
+    re.compile(r"^(?:i\s+)?(?:came over|moved over|joined(?:\s+(?:us|the team))?)\s+from\s+(?P<org>.+)$", re.I),
+    re.compile(r"^(?:i\s+was\s+)?previously\s+(?:(?:a|an)\s+[\w\- ]+?\s+)?(?:at|with)\s+(?P<org>.+)$", re.I),
+    re.compile(r"^my\s+(?:last|previous|old|former)\s+(?:job|employer|company|workplace)\s+was\s+(?:at\s+|with\s+)?(?P<org>.+)$", re.I),
+]
+
+
+def _prior_employer(text: str, clause: Clause, ctx: Context) -> bool:
+    for pattern in _PRIOR:
+        if m := pattern.match(text):
+            org_text = re.split(r"\s+(?:for|doing|where|on|as|in|mostly|working|since|until|so|but|too)\s+|,", m["org"], maxsplit=1)[0]
+            org = proper_name(cut_value(org_text), clause)
+            if org and org[:1].isupper() and org.split()[0].lower() not in NOT_NAMES and org.casefold() != (ctx.team or "").casefold():
+                fact_add(ctx, clause, ctx.speaker, "worked_at", org, obj=org, obj_kind="organization", confidence=0.8,
+                         sentence=f"{ctx.speaker} worked at {org} before.")
+                return True
+            return False
+    return False
+
+
 _REPORTING = re.compile(rf",\s+(?:and\s+)?(?:now\s+|still\s+)?reporting\s+(?:directly\s+|straight\s+)?to\s+(?P<who>{NAME}(?:\s+{NAME})?)\b.*$")
 
 
@@ -125,6 +151,8 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
             fact_add(ctx, clause, subject, "reports_to", m["who"], obj=m["who"], obj_kind="person", confidence=0.8)
             ctx.subject_kinds.setdefault(m["who"], "person")
         text = clause.text = text[: m.start()].strip()
+    if ctx.team and _prior_employer(text, clause, ctx):
+        return ctx.speaker
     decided = re.search(r"\b(?:decided|agreed|decision|resolved|voted|concluded)\b", text, re.I) or _ROLE_ANNOUNCED.search(text)
     if not decided and re.search(r"\bnever\b|\bif\b|\bwould\b|\bwill\b|\bmight\b|\bcould\b|\bshould\b|\bwant(?:s|ed)? to\b|\bhope\b|\bwish\b", text, re.I):
         return previous_subject  # plans, wishes and hypotheticals are not facts (a decision about the future is one)
