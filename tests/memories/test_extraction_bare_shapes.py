@@ -234,3 +234,13 @@ def test_where_the_speaker_worked_before_in_any_phrasing(text, speaker, expected
 @pytest.mark.parametrize("text", ["Before lunch I was at the gym.", "Before the standup I was with Anna.", "I came over from the kitchen"])
 def test_where_someone_was_before_something_is_no_employer(text):
     assert [t for t in triples(text) if t[1] == "worked_at"] == []
+
+
+@pytest.mark.parametrize("text, speaker, expected", [
+    ("Hana will take over as EHR analyst lead when Rosalind leaves, and she'll report to me directly.", "ines",
+     [("Hana", "role", "EHR analyst lead"), ("Hana", "reports_to", "ines")]),
+    ("Tariq takes over as QA lead from Nadia.", "maya", [("Tariq", "role", "QA lead")]),
+    ("Tariq took over as the QA lead", "maya", [("Tariq", "role", "QA lead")]),
+])
+def test_taking_over_as_a_role_is_the_role_and_she_is_the_one_named(text, speaker, expected):
+    assert triples(text, speaker=speaker) == expected

@@ -253,7 +253,7 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
             if predicate_read(m["rest"], name, clause, ctx, first_person=False, confidence=0.85):
                 ctx.last_third_person = name
                 ctx.subject_kinds.setdefault(name, "person")
-            elif ctx.subject_kinds.get(name, "person") == "person" and re.match(r"(?:moved|relocated|left|joined|went|started|is|was|has)\b", m["rest"], re.I):
+            elif ctx.subject_kinds.get(name, "person") == "person" and re.match(r"(?:moved|relocated|left|joined|went|started|is|was|has|will|takes|took)\b", m["rest"], re.I):
                 ctx.last_third_person = name  # "Priya moved to the publisher's London office; she lives in London now"
             return name
         return None

@@ -201,6 +201,9 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
     if m := re.match(rf"^(?P<verb>{_OWN}|{_LEAD})\s+(?P<what>.+)$", t, re.I):
         what = re.sub(r"^(?:the|our)\s+", "", cut_value(m["what"]), flags=re.I).strip()
         what = re.sub(r"\s+(?:from|once|when|until|while)\s.*$", "", what, flags=re.I)  # "takes over billing from Wiktor": the old holder is no part of it
+        if (role := re.match(r"^as\s+(?:the\s+)?(?P<role>.+)$", what, re.I)) and re.search(r"over$", m["verb"], re.I) and (title := job_title(role["role"], strict=True)):
+            fact_add(ctx, clause, subject, "role", title, confidence=confidence)  # "Hana will take over as EHR analyst lead"
+            return True
         if not what or len(what.split()) > 5 or what.split()[0].lower() in {"a", "an", "my", "it", "this", "that", "to", "into", "out", "late", "behind",
                                                                             "low", "around", "away", "errands", "for", "as"}:
             return False
