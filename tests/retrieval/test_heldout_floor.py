@@ -31,6 +31,12 @@ local model before and after it. heldout-h.yaml (Larkspur, a transit authority's
 model (0.450; corrections 2 of 20). heldout-i.yaml (Gannet, an offshore wind farm's O&M crew, 220
 questions, superseded values also asked "before" the change) was written blind before the next change
 the same way: 98 of 220 here (106 = 0.482 with the local model).
+The sixth pass (shapes chat uses: things said bare, past employers, roles announced; docs/ARCHITECTURE.md,
+"Sixth pass") studied heldout-e and heldout-g, development sets since: with the local model heldout-g
+96 → 113, heldout-e 150 → 156, heldout-d 154 → 155, heldout-a 144 → 145, heldout-f 100 → 99, heldout-c 158;
+under the hash embedder here heldout-a 144, heldout-c 157, heldout-d 148, heldout-e 146, heldout-f 91,
+heldout-g 112 (the floors below). heldout-h, run for its totals only: 86 → 98 of 191 with the local model
+(its floor here stays 86: it was not run a third time under the hash embedder).
 Through recorded model replies: not done (no model is reachable here to record replies for these
 suites' statements)."""
 
@@ -45,13 +51,13 @@ SCENARIOS = Path(__file__).parents[2] / "retrieval" / "scenarios"
 TARGET = 0.90  # the issue's; not reached offline
 
 
-@pytest.mark.parametrize("suite, right, questions", [("heldout-a.yaml", 143, 174), ("heldout-b.yaml", 68, 68), ("heldout-c.yaml", 156, 167),
-                                                        ("heldout-d.yaml", 146, 236), ("heldout-e.yaml", 135, 254),
-                                                        ("heldout-f.yaml", 90, 191), ("heldout-g.yaml", 82, 190),
+@pytest.mark.parametrize("suite, right, questions", [("heldout-a.yaml", 144, 174), ("heldout-b.yaml", 68, 68), ("heldout-c.yaml", 157, 167),
+                                                        ("heldout-d.yaml", 148, 236), ("heldout-e.yaml", 146, 254),
+                                                        ("heldout-f.yaml", 91, 191), ("heldout-g.yaml", 112, 190),
                                                         ("heldout-h.yaml", 86, 191), ("heldout-i.yaml", 98, 220)])
 def test_the_held_out_suites_answer_at_their_floor_offline(cast, suite, right, questions):
     report = run_scenarios(owner=cast.owner, path=SCENARIOS / suite)
     assert report["provider"] == "offline" and report["failed_extractions"] == 0 and report["questions"] == questions
     assert report["right"] >= right, [w["question"] for w in report["wrong"]]
-    if suite not in {"heldout-b.yaml", "heldout-c.yaml", "heldout-d.yaml", "heldout-f.yaml"}:  # development sets: tuned on, they measure no target
+    if suite not in {"heldout-b.yaml", "heldout-c.yaml", "heldout-d.yaml", "heldout-e.yaml", "heldout-f.yaml", "heldout-g.yaml"}:  # development sets: tuned on, they measure no target
         assert right / questions < TARGET  # when the target is reached, raise the floor to it
