@@ -36,7 +36,8 @@ The sixth pass (shapes chat uses: things said bare, past employers, roles announ
 96 → 113, heldout-e 150 → 156, heldout-d 154 → 155, heldout-a 144 → 145, heldout-f 100 → 99, heldout-c 158;
 under the hash embedder here heldout-a 144, heldout-c 157, heldout-d 148, heldout-e 146, heldout-f 91,
 heldout-g 112 (the floors below). heldout-h, run for its totals only: 86 → 98 of 191 with the local model
-(its floor here stays 86: it was not run a third time under the hash embedder).
+(its floor here stays 86: it was not run a third time under the hash embedder). heldout-i, after the
+sixth pass, for its totals: 106 → 107 with the local model, 98 → 99 here (its floor).
 Through recorded model replies: not done (no model is reachable here to record replies for these
 suites' statements)."""
 
@@ -54,7 +55,7 @@ TARGET = 0.90  # the issue's; not reached offline
 @pytest.mark.parametrize("suite, right, questions", [("heldout-a.yaml", 144, 174), ("heldout-b.yaml", 68, 68), ("heldout-c.yaml", 157, 167),
                                                         ("heldout-d.yaml", 148, 236), ("heldout-e.yaml", 146, 254),
                                                         ("heldout-f.yaml", 91, 191), ("heldout-g.yaml", 112, 190),
-                                                        ("heldout-h.yaml", 86, 191), ("heldout-i.yaml", 98, 220)])
+                                                        ("heldout-h.yaml", 86, 191), ("heldout-i.yaml", 99, 220)])
 def test_the_held_out_suites_answer_at_their_floor_offline(cast, suite, right, questions):
     report = run_scenarios(owner=cast.owner, path=SCENARIOS / suite)
     assert report["provider"] == "offline" and report["failed_extractions"] == 0 and report["questions"] == questions
