@@ -89,6 +89,9 @@ RULES_OFF = (
 ALTERNATIVES = (
     Candidate("time windows on turns", {"RETRIEVAL_TIME_WINDOWS": "all"}),  # the default before five conversations
     Candidate("rrf k 5", {"RETRIEVAL_FUSION": "rrf", "RETRIEVAL_RRF_K": 5.0}),
+    # "Chosen on all the conversations" over every candidate, as the first within one error of the
+    # when-preference, not by beating k 10 (+0.001±0.003); with k 20 the default, k 10 is chosen so
+    # in turn. Not taken (docs/ARCHITECTURE.md, "RRF's k").
     Candidate("rrf k 20", {"RETRIEVAL_FUSION": "rrf", "RETRIEVAL_RRF_K": 20.0}),
     Candidate("rrf k 60", {"RETRIEVAL_FUSION": "rrf", "RETRIEVAL_RRF_K": 60.0}),
     Candidate("zscore", {"RETRIEVAL_FUSION": "zscore"}),
