@@ -270,15 +270,18 @@ def test_a_pack_that_does_not_add_up_is_not_used(seeded):
 
 def test_the_rows_after_a_pack_are_one_range_of_the_lookup_index(seeded):
     with connection.cursor() as cursor:
+        # With the statistics a scope of this size has (the planner otherwise takes the table for
+        # empty and may read by the document index alone).
+        cursor.execute("ANALYZE retrieval_posting")
         cursor.execute("SET LOCAL enable_seqscan = off")
         cursor.execute(
             "EXPLAIN SELECT p.document_id, p.tf, p.length, p.speaker FROM retrieval_posting p WHERE p.scope_id = %s"
-            " AND p.collection = 'turn' AND p.lexeme = 'coffe' AND p.document_id > 5",
+            " AND p.collection = 'turn' AND p.lexeme = 'coffe' AND p.document_id > 0",
             [seeded.pk],
         )
         plan = "\n".join(row[0] for row in cursor.fetchall())
     # The document bound is a condition of the index scan, not a filter on what it read.
-    assert "retr_posting_lookup_idx" in plan and "Filter" not in plan and "document_id > 5" in plan, plan
+    assert "retr_posting_lookup_idx" in plan and "Filter" not in plan and "document_id > 0" in plan, plan
 
 
 def test_common_words_stop_selecting_where_the_bound_allows_and_not_elsewhere(seeded):
