@@ -160,11 +160,12 @@ def index_catch_up(*, scope: Scope, embedder: Embedder, marks: tuple[int, int, i
         if not locked or backlog.new_model or backlog.pending > CATCH_UP_ROWS:
             return backlog  # an indexer holds the lock, or re-embedding / a bulk is the task's work
         state, _ = IndexState.objects.get_or_create(scope=scope)
-        _index_locked(scope=scope, state=state, full=False, embedder=embedder)
+        # Recall waits for this: packing BM25's lexemes is left to the index task's run.
+        _index_locked(scope=scope, state=state, full=False, embedder=embedder, pack=False)
     return Backlog(caught_up=True)
 
 
-def _index_locked(*, scope: Scope, state: IndexState, full: bool, embedder: Embedder) -> int:
+def _index_locked(*, scope: Scope, state: IndexState, full: bool, embedder: Embedder, pack: bool = True) -> int:
     new_speakers: set[str] = set()
     state.refresh_from_db()
     full = full or state.model != embedder.name
@@ -190,9 +191,10 @@ def _index_locked(*, scope: Scope, state: IndexState, full: bool, embedder: Embe
         elif not vectors_deferrable(scope=scope, model=embedder.name, adding=0):
             vectors_undefer(scope=scope, model=embedder.name)  # others' writes grew the scope past exact search
     # A large scope's frequent lexemes packed for BM25, or packed again when rows have piled up after them.
-    from retrieval.packs import packs_refresh  # packs reads through fulltext, which imports this module
+    if pack:
+        from retrieval.packs import packs_refresh  # packs reads through fulltext, which imports this module
 
-    packs_refresh(scope=scope, progress=_progress.get() if full else None)
+        packs_refresh(scope=scope, progress=_progress.get() if full else None)
     state.model = embedder.name
     if full:
         state.speakers = _speakers(scope)

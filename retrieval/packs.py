@@ -180,10 +180,7 @@ def _cells(*, scope: Scope, weights: _Weights, speaker: str) -> list[tuple[_Cell
         parts = [_rows(ci, li, r_docs, r_tfs, r_lengths, r_spoken)]
         if packed is not None:
             code = p_speakers.index(speaker) + 1 if speaker and speaker in p_speakers else -1
-            pack = _Cell(
-                ci, li, np.frombuffer(p_docs, ">i8").astype(np.int64), np.frombuffer(p_tfs, ">i2").astype(np.float64),
-                np.frombuffer(p_lengths, ">i4").astype(np.float64), np.frombuffer(p_codes, ">i4") == code,
-            )
+            pack = _arrays(ci, li, p_docs, p_tfs, p_lengths, np.frombuffer(p_codes, ">i4") == code)
             if gone:  # entries whose postings were deleted or rewritten since: their rows are read instead
                 live = ~np.isin(pack.documents, np.asarray(gone, dtype=np.int64))
                 pack = _Cell(ci, li, pack.documents[live], pack.tfs[live], pack.lengths[live], pack.spoken[live])
@@ -201,9 +198,15 @@ def _cells(*, scope: Scope, weights: _Weights, speaker: str) -> list[tuple[_Cell
 
 
 def _rows(ci: int, li: int, documents, tfs, lengths, spoken) -> _Cell:
+    """Rows aggregated in SQL (None when there were none): `spoken` one byte a posting."""
+    return _arrays(ci, li, documents, tfs, lengths, np.frombuffer(spoken or b"", np.uint8).astype(bool))
+
+
+def _arrays(ci: int, li: int, documents, tfs, lengths, spoken: np.ndarray) -> _Cell:
+    """A cell from the stored byte arrays (network order: int8 documents, int2 tf, int4 lengths)."""
     return _Cell(
         ci, li, np.frombuffer(documents or b"", ">i8").astype(np.int64), np.frombuffer(tfs or b"", ">i2").astype(np.float64),
-        np.frombuffer(lengths or b"", ">i4").astype(np.float64), np.frombuffer(spoken or b"", np.uint8).astype(bool),
+        np.frombuffer(lengths or b"", ">i4").astype(np.float64), spoken,
     )
 
 

@@ -21,7 +21,7 @@ from retrieval.bm25_topk import bm25_exact, bm25_maxscore, bm25_top
 from retrieval.models import PostingGone, PostingPack, TermStat
 from retrieval.fulltext import bm25_candidates, query_lexemes
 from retrieval.heal import heal
-from retrieval.indexing import index_pending
+from retrieval.indexing import index_catch_up, index_pending
 from retrieval.models import Collection
 from retrieval.services import episode_forget
 
@@ -245,6 +245,18 @@ def test_an_erasure_drops_the_scope_packs(seeded, cast):
     subject_erase(principal=Principal(user=cast.owner), scope=seeded, subject="Ada")
     assert not PostingPack.objects.filter(scope=seeded).exists() and not PostingGone.objects.filter(scope=seeded).exists()
     assert packs.packs_due(scope=seeded)
+
+
+def test_recall_catch_up_leaves_packing_to_the_index_task(seeded, cast, monkeypatch):
+    # Recall waits for its catch-up: it indexes the new rows, which are then read after the packs.
+    monkeypatch.setattr(packs, "REPACK_SHARE", 0.0)  # any change would make a pack due
+    before = dict(PostingPack.objects.filter(scope=seeded).values_list("id", "postings"))
+    ingest_sessions_bulk(scope=seeded, sessions=_sessions(random.Random(8), first=20, count=1), actor=Principal(user=cast.owner),
+                         enqueue=False)
+    assert index_catch_up(scope=seeded, embedder=get_embedder()).caught_up
+    assert dict(PostingPack.objects.filter(scope=seeded).values_list("id", "postings")) == before
+    assert packs.packs_due(scope=seeded)
+    assert assert_same_top_10(seeded, QUESTIONS) == PACKED
 
 
 def test_a_pack_that_does_not_add_up_is_not_used(seeded):
