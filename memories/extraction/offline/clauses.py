@@ -8,7 +8,7 @@ from memories.extraction.offline.dates import take_dates
 from memories.extraction.offline.rules.team import due_date, verb_base
 from memories.extraction.offline.subjects import common_subject, correction_taken, read_clause, team_said_as_we
 from memories.extraction.offline.words import PREDICATE_VERBS
-from memories.extraction.vocabulary import CORRECTS_CURRENT
+from memories.extraction.vocabulary import CORRECTION_ATTRIBUTE, CORRECTS_CURRENT
 
 MAX_CLAUSE_CHARS = 400  # longer "clauses" are run-ons or pasted data, not statements
 _DISCOURSE = re.compile(
@@ -67,10 +67,16 @@ def label_taken(sentence: str) -> tuple[str, str | None, str]:
 _ONLY_DATED = re.compile(r"\S+(?:\s+\S+)?\s+(?:was|were|is)", re.I)
 
 
+# Emoji (and the joiners and variation selectors inside them): chat ends a thought with one as with a
+# full stop ("we've moved work orders to SAP PM 🎉 log everything in SAP", "Callum has left 😢 from today I
+# report to Ffion"), so one between words ends the sentence, and one after punctuation or at the end is dropped.
+_EMOJI = re.compile(r"\s*(?:[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF][\uFE0F\u200D\U0001F3FB-\U0001F3FF]*)+\s*")
+
+
 def normalise(text: str) -> str:
     text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
     text = text.replace("\u2014", ", ").replace("\u2013", "-").replace("\u00a0", " ")
-    return text
+    return _EMOJI.sub(lambda m: " " if m.start() == 0 or m.end() == len(text) or text[m.start() - 1] in ".!?,;:(" or text[m.end()] in ".!?,;:)]" else ". ", text).strip()
 
 
 _DISCOURSE_LEAD = re.compile(r"^(?:(?:oh|ah|well|so|no|ok|okay|um|uh|hey|sorry(?=,?\s+(?:correction|my|scratch|i was|oops)))\b[\s,:!.-]*)+", re.I)
@@ -129,7 +135,11 @@ _CLAUSE_SPLIT = re.compile(
     rf";|\s+-+\s+|,?\s+(?:and|but|so|because|although|though|while|whereas|since|plus|and then|and now|but now)\s+(?={_SUBJECT_START})"
     rf"|,\s+(?={_SUBJECT_START})|,?\s+(?:and|and then|and also|then)\s+(?={PREDICATE_VERBS}\b)"
     r"|,\s+(?:and|but|so)\s+(?=(?:the|our)\s)|\s+and\s+(?=(?:the|our)\s+[\w\- ]{1,30}?\s+(?:is|are|was|were|has|have)\s)|,\s+(?:which|who|where|so|but)\b|,\s+(?=(?:based|living|located)\s+in\b)"
-    r"|,\s+(?=(?-i:[A-Z])\w+(?:\s+(?-i:[A-Z])\w+)?\s+(?:is|was|were|are|has|had)\b)",
+    r"|,\s+(?=(?-i:[A-Z])\w+(?:\s+(?-i:[A-Z])\w+)?\s+(?:is|was|were|are|has|had)\b)"
+    # "our O&M base is at Royal Dock in Grimsby, Saltmarsh head office is at Humber Quays in Hull": a second
+    # thing's place after a comma is a statement of its own
+    # (not a pronoun: "the offsite is not in Lisbon, it is in Porto" is one correction)
+    r"|,\s+(?!(?:it|that|this|they|there|he|she|which|who)\s)(?=(?:the\s+|our\s+)?[\w&'\-]+(?:\s+[\w&'\-]+){0,3}\s+(?:is|are|was|were)\s+(?:at|in|on)\s+(?-i:[A-Z0-9]))",
     re.I,
 )
 
@@ -192,3 +202,41 @@ def read_sentence(sentence: str, ctx: Context) -> None:
         if clause.bare and len(ctx.facts) == said_before:
             clause.text = f"the {clause.text}"
             previous_subject = read_clause(clause, ctx, subject_before)
+        if len(ctx.facts) == said_before and (segments := _segments(clause.text)):
+            previous_subject = _segments_read(segments, clause, ctx, subject_before)
+
+
+# Where a clause's phrases end: a comma, or a conjunction that opens a clause of its own ("…, ten minutes from
+# the base if the level crossing behaves", "came to Hull for uni and never left").
+_SEGMENT_END = re.compile(r",\s+|\s+(?:if|unless|because|so that|and never|but never|or)\s+(?=\w)", re.I)
+
+
+def _segments(text: str) -> list[str]:
+    """A clause that gave nothing as its phrases, when it has more than one ("I live in Cleethorpes,
+    ten minutes from the base if the level crossing behaves" → "I live in Cleethorpes", …)."""
+    pieces = [p.strip(" ,") for p in _SEGMENT_END.split(text)]
+    pieces = [p for p in pieces if p]
+    return pieces if len(pieces) > 1 else []
+
+
+def _segments_read(segments: list[str], clause: Clause, ctx: Context, subject: str | None) -> str | None:
+    """Each phrase of a clause read as a clause of its own, in order: a condition, an aside or a
+    tail then costs only itself, not the statement before it ("if", "never" and "will" are judged
+    in the phrase that says them), and a second statement after a comma is read too ("our O&M base
+    is at Royal Dock in Grimsby, Saltmarsh head office is at Humber Quays in Hull"). Returns the subject of
+    the last phrase read."""
+    first = len(ctx.facts)
+    for number, text in enumerate(segments):
+        subject = subject if number == 0 else None  # a phrase after the first names its own subject or says nothing ("…, love and self-acceptance")
+        part = Clause(text=text, typed_lowercase=clause.typed_lowercase, valid_from=clause.valid_from, corrects=clause.corrects,
+                      topic=clause.topic, bare=common_subject(text, ctx))
+        said_before, subject_before = len(ctx.facts), subject
+        subject = read_clause(part, ctx, subject)
+        if part.bare and len(ctx.facts) == said_before:
+            part.text = f"the {part.text}"
+            subject = read_clause(part, ctx, subject_before)
+    # A bare value cut out of a longer clause ("correction: 1 September, payroll is not ready for August") is left to
+    # the correction by ellipsis (`amend`), which reads the statement it corrects; on its own it would land on
+    # whatever the speaker said last.
+    ctx.facts[first:] = [f for f in ctx.facts[first:] if f.attribute != CORRECTION_ATTRIBUTE]
+    return subject

@@ -9,10 +9,16 @@ _BOUNDARY = re.compile(
     r"\s+(?:as|in|at|for|from|to|with|since|on|and|but|because|after|before|when|while|where|who|which|that|"
     r"so|then|until|during|by|near|last|this|next|ago|anymore|any more|too|again|yet|though|although|if|or|"
     r"right|here|there|lately|now|today|yesterday|every|each|these|nowadays|whenever|like|full-time|part-time|over|via|through|"
-    r"instead|into|onto)\b(?!-)"
+    r"instead|into|onto|originally|mostly|mainly|usually|normally|generally|basically|probably|apparently|hopefully|"
+    r"temporarily|permanently|officially|technically|presumably|obviously|most|ever|btw|tbh|fyi|imo|lol|please|pls)\b(?!-)"
     r"|[,;:!?()\"]|(?<!\bSt)(?<!\bMt)(?<!\bDr)(?<!\bFt)\.(?:\s|$)|\s+-+\s+",
     re.I,
 )
+
+
+# Words that place a thing relative to another ("next to", "behind", "opposite"): no name, and no value alone.
+_RELATIVE_PLACES = frozenset("next near behind opposite beside besides above below under underneath inside outside across around "
+                             "between beyond past alongside".split())
 
 
 def cut_value(text: str) -> str:
@@ -30,7 +36,7 @@ def proper_name(value: str, clause: Clause, *, name: bool = False, allow_lowerca
     if not words or len(words) > 6 or len(value) > 80 or re.search(r"'s\s+[a-z]", value):
         return None  # too long, or a possessive description ("Taylor's house")
     first = words[0].lower()
-    if first in DETERMINERS or first in {"the", "being", "getting", "going"}:
+    if first in DETERMINERS or first in {"the", "being", "getting", "going"} or first in _RELATIVE_PLACES:
         return None
     if value[0].isupper() or value[0].isdigit():
         if name and first in NOT_NAMES:
@@ -39,6 +45,25 @@ def proper_name(value: str, clause: Clause, *, name: bool = False, allow_lowerca
     if allow_lowercase and clause.typed_lowercase and not name and first not in NOT_PROPER and len(words) <= 4:
         return value
     return None
+
+
+# Small words inside a place's name ("Barton upon Humber", "Stratford-upon-Avon", "Isle of Man").
+_PLACE_JOINERS = frozenset("of upon on de la le les du des del der den am im in the and sur en y".split())
+
+
+def place_name(value: str, clause: Clause, *, trim: bool = False) -> str | None:
+    """A town or a district someone lives in: a proper name whose words are all capitalised (or
+    joiners), so "Plarad torque tools", a name with common nouns after it, is a thing and no home
+    ("we're moving to Plarad torque tools"). `trim`, where the verb says a place ("based in the Kraków
+    office"): the name before the common nouns. Chat typed all in lowercase is taken as it is."""
+    place = proper_name(value, clause)
+    if place is None or clause.typed_lowercase:
+        return place
+    words = place.split()
+    common = next((i for i, w in enumerate(words) if i and not (w[:1].isupper() or w[:1].isdigit() or w.lower() in _PLACE_JOINERS)), None)
+    if common is None:
+        return place
+    return " ".join(words[:common]) if trim and words[common - 1].lower() not in _PLACE_JOINERS else None
 
 
 def job_title(text: str, *, strict: bool = False) -> str | None:
@@ -64,6 +89,8 @@ def plain_value(text: str, *, max_words: int = 6) -> str | None:
         return None
     if words[0].lower() in DETERMINERS | {"so", "very", "really", "pretty", "too", "going", "getting", "doing", "not", "quite"}:
         return None
+    if len(words) == 1 and words[0].lower() in _RELATIVE_PLACES:
+        return None  # "next" cut from "next to the canteen": the phrase says where, the word alone nothing
     return text
 
 

@@ -5,7 +5,7 @@ import re
 from memories.extraction.offline.context import Clause, Context, Predicate
 from memories.extraction.offline.facts import fact_add
 from memories.extraction.offline.rules.work import trailing_work
-from memories.extraction.offline.values import cut_value, proper_name
+from memories.extraction.offline.values import cut_value, place_name, proper_name
 from memories.extraction.offline.words import NOT_NAMES
 
 
@@ -29,8 +29,8 @@ def rule_move(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
     for segment in re.finditer(r"(?:^|\s)(from|to)\s+", rest, re.I):
         value = cut_value(rest[segment.end() :])
         parts.setdefault(segment[1].lower(), value)
-    to = proper_name(parts.get("to", ""), clause)
-    origin = proper_name(parts.get("from", ""), clause)
+    to = place_name(parts.get("to", ""), clause)
+    origin = place_name(parts.get("from", ""), clause)
     if to:
         fact_add(ctx, clause, subject, "lives_in", to, obj=to, obj_kind="place", previous=origin, confidence=confidence)
         return True
@@ -61,7 +61,7 @@ def rule_live(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
     if not m:
         return False
     place_text = cut_value(m["place"])
-    place = proper_name(place_text, clause)
+    place = place_name(place_text, clause, trim=True)
     if not place:
         return False
     verb = m["verb"].lower()

@@ -13,7 +13,7 @@ from datetime import datetime
 from memories.extraction.offline.context import Clause, Context, Predicate
 from memories.extraction.offline.facts import fact_add
 from memories.extraction.offline.values import cut_value, job_title, plain_value, proper_name, snake_case
-from memories.extraction.offline.words import NAME, NOT_NAMES
+from memories.extraction.offline.words import NAME, NOT_NAMES, RELATIONS
 from memories.extraction.vocabulary import (
     FUNCTION_PHRASES, FUNCTION_SYNONYMS, REPLACEMENT_ATTRIBUTE, TOOL_WORDS, canonical_attribute, function_key, tool_attribute,
 )
@@ -205,9 +205,12 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
             fact_add(ctx, clause, subject, "role", title, confidence=confidence)  # "Hana will take over as EHR analyst lead"
             return True
         if not what or len(what.split()) > 5 or what.split()[0].lower() in {"a", "an", "my", "it", "this", "that", "to", "into", "out", "late", "behind",
-                                                                            "low", "around", "away", "errands", "for", "as"}:
+                                                                            "low", "around", "away", "errands", "for", "as", "off", "home", "back", "over",
+                                                                            "up", "down", "north", "south", "east", "west"}:  # "heading off tomorrow": going, not leading
             return False
         verb = m["verb"].lower()
+        if verb.endswith("ing") and len(what.split()) == 1 and what[:1].islower() and not re.match(r"(?:the|our)\s", m["what"], re.I):
+            return False  # "BattlEye is running clean": a state, not a thing led ("Olu is running the store service")
         if what.lower() in {"me", "us"} and verb in {"manage", "manages", "managed"}:  # "Tomasz manages me"
             fact_add(ctx, clause, ctx.speaker, "reports_to", subject, obj=subject, obj_kind="person", confidence=confidence)
             return True
@@ -467,6 +470,22 @@ def _strong_value(value: str) -> bool:
                                                    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)", first))
 
 
+# Nouns for people, whose "X live in / come from Y" is a home or an origin, never a tool.
+_PEOPLE_NOUNS = frozenset("kids children family parents friends folks people everyone everybody guys lads girls boys crew team staff "
+                          "colleagues neighbours neighbors relatives cousins grandparents".split()) | frozenset(RELATIONS)
+
+
+def _kept_thing(what: str, value: str, clause: Clause) -> bool:
+    """A thing said in common nouns that lives in, goes through or comes from a name ("work orders live in
+    Maximo", "timesheets go in Kronos", "weather forecasts come from StormGeo"): the tool that serves it,
+    whatever the thing (the list of known functions is no longer asked), unless the words name people. Not in
+    chat typed all in lowercase, where a name is lowercase too ("mei lives in Sheffield")."""
+    words = what.split()
+    said_lowercase = re.search(rf"(?<!\w){re.escape(what)}(?!\w)", clause.text) is not None  # "Mei lives …" is asked here as "mei lives …"
+    return (not clause.typed_lowercase and said_lowercase and all(w[:1].islower() for w in words) and not set(w.lower() for w in words) & _PEOPLE_NOUNS
+            and bool(re.match(r"(?:the\s+)?(?-i:[A-Z])", value.strip())))
+
+
 _DONE = {"moving": "moved", "switching": "switched", "migrating": "migrated", "changing": "changed"}
 
 
@@ -488,7 +507,8 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
     underway = re.match(r"^(?P<what>[a-z][\w\-' ]{0,40}?)\s+(?:is|are)\s+(?:moving|switching|migrating|changing)\s", rest, re.I)
     if underway and clause.valid_from is not None and clause.valid_from <= ctx.occurred_at:
         rest = re.sub(r"\s(?:is|are)\s+(moving|switching|migrating|changing)\s", lambda v: " " + _DONE[v[1].lower()] + " ", rest, count=1, flags=re.I)
-    if (m := re.match(r"^(?P<what>[a-z][\w\-' ]{0,40}?)\s+(?:has\s+|have\s+)?(?:changed|switched|moved|went|gone|migrated|changes|switches|moves|migrates)\s+from\s+(?P<a>.+?)\s+to\s+(?P<b>.+)$", rest, re.I)):
+    # (and in the passive: "secrets have been moved from Vault to AWS Secrets Manager", "repos were moved from …")
+    if (m := re.match(r"^(?P<what>[a-z][\w\-' ]{0,40}?)\s+(?:has\s+|have\s+|(?:is|are|was|were|has been|have been|had been)\s+)?(?:changed|switched|moved|went|gone|migrated|changes|switches|moves|migrates)\s+from\s+(?P<a>.+?)\s+to\s+(?P<b>.+)$", rest, re.I)):
         what = m["what"]
         if singular(what.split()[-1]).lower() in TEAM_THINGS:
             old, new = _tool(m["a"], clause), _tool(m["b"], clause)
@@ -544,15 +564,16 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
         fact_add(ctx, clause, m["who"], "owns", re.sub(r"^(?:the|our)\s+", "", m["what"], flags=re.I), confidence=0.85)
         ctx.subject_kinds.setdefault(m["who"], "person")
         return True
-    m = re.match(rf"^(?P<what>[a-z0-9][\w\-'. ]{{0,40}}?)\s+(?P<verb>is|are|was|were|has been|have been)\s+{_STATE}(?P<value>.+)$", rest, re.I)
+    m = re.match(rf"^(?P<what>[a-z0-9][\w\-'.& ]{{0,40}}?)\s+(?P<verb>is|are|was|were|has been|have been)\s+{_STATE}(?P<value>.+)$", rest, re.I)
     lives = re.match(rf"^(?P<what>[a-z][\w\-' ]{{1,40}}?)\s+{_STATE}(?:lives?|lived|sits?|goes|go|went|runs?|ran|get sent|gets sent|"
-                     rf"(?:comes?|came)(?:\s+in)?(?:\s+to\s+us)?|(?:has|have)\s+(?:lived|gone|run)|"
-                     rf"(?:is|are|was|were|has been|have been)\s+{_STATE}(?:hosted|kept|stored|written|tracked|managed|sent|filed|logged|handled|routed|done|served|run))"
-                     rf"\s+{_STATE}(?:in|on|at|by|with|to|into|through|via)\s+(?P<value>.+)$", rest, re.I)
+                     rf"(?:comes?|came)(?:\s+in)?(?:\s+to\s+us)?(?:\s+{_STATE}from(?=\s+(?-i:[A-Z])))?|(?:has|have)\s+(?:lived|gone|run)|"
+                     rf"(?:is|are|was|were|has been|have been)\s+{_STATE}(?:hosted|kept|stored|written|tracked|managed|sent|filed|logged|handled|routed|done|served|run|"
+                     rf"built|made|drawn|(?!(?:held|planned|booked|scheduled)\b)\w{{3,}}ed))"
+                     rf"(?:\s+{_STATE}(?:in|on|at|by|with|to|into|through|via)|(?<=from))\s+(?P<value>.+)$", rest, re.I)
     if lives and (head := re.split(r"\s+(?:for|from|of|between|across)\s+", lives["what"], maxsplit=1)[0]) != lives["what"] and known_function(head):
         rest = head + rest[len(lives["what"]):]  # "crash reports from the clients come in through Sentry": the function said first
         lives = re.match(lives.re, rest)
-    if lives and the and not (known_function(lives["what"]) or lives["what"].lower().split()[-1] in TEAM_THINGS):
+    if lives and the and not (known_function(lives["what"]) or lives["what"].lower().split()[-1] in TEAM_THINGS or _kept_thing(lives["what"], lives["value"], clause)):
         return False  # "Tomasz now lives in Porto" is a person's home, read elsewhere
     if lives:
         tool = _tool(lives["value"], clause)
