@@ -354,7 +354,10 @@ def _switch_attribute(*, scope: Scope, new: NewFact) -> str | None:
     old = normalize_value(new.previous_value or "")
     if not old or not new.attribute.endswith(SINGLE_VALUED_SUFFIXES):
         return None
-    held = (Fact.objects.in_scope(scope).filter(subject=new.subject, status=FactStatus.ACTIVE, value_normalized=old)
+    # the old value as held, or a tool's in fewer words ("from Vault" of "HashiCorp Vault", "from Statuspage" of "Atlassian
+    # Statuspage"; not a town said with a place: "from Hull" is not "Humber Quays, Hull")
+    said = Q(value_normalized=old) | (Q(attribute__endswith="_tool") & (Q(value_normalized__endswith=f" {old}") | Q(value_normalized__startswith=f"{old} ")))
+    held = (Fact.objects.in_scope(scope).filter(said, subject=new.subject, status=FactStatus.ACTIVE)
             .order_by("-valid_from", "-id").values_list("attribute", flat=True)[:20])
     families = [a for a in held if a.endswith(SINGLE_VALUED_SUFFIXES)]
     if not families or new.attribute in families:
