@@ -78,6 +78,14 @@ def answer(*, scope: Scope, question: str, speaker: str = "", k: int = 10, now: 
     facts = [item for item in result.items if item.kind == "fact"]
     direct, used = _direct_answer(scope=scope, question=question, speaker=speaker, facts=facts, now=now, as_of=as_of)
     span, spoken = ("", None) if direct else _evidence_answer(question, result.items, scope=scope)
+    quoted = result.items
+    if not direct and not span:
+        # No fact answers, yet facts about others can fill the evidence (every "X lives in Y" for "where does Oskar
+        # live?") and push out the words that answer: the same question asked of what was said alone, whose
+        # sentences are then the span's source and the quote.
+        said = recall_evidence(scope=scope, query=question, k=k, speaker=speaker, now=now, as_of=as_of, filters={"kinds": ["episode", "turn"]})
+        span, spoken = _evidence_answer(question, said.items, scope=scope)
+        quoted = said.items or result.items
     if direct:
         cited = used
     elif spoken is not None:
@@ -85,7 +93,7 @@ def answer(*, scope: Scope, question: str, speaker: str = "", k: int = 10, now: 
     else:
         cited = result.items[:3]
     offline = Answer(
-        question=question, text=direct or span or _quoted(result.items), evidence=result.items, facts_used=used or facts[:3],
+        question=question, text=direct or span or _quoted(quoted), evidence=result.items, facts_used=used or facts[:3],
         citations=[item.id for item in cited], recall=result,
     )
     from memoryweb.providers.llm import get_llm
@@ -376,6 +384,8 @@ def _headed(said: set[str], facts, question: str) -> tuple[str, ...]:
         content = [w for w in words if w not in _GENERIC_TERMS]
         if len(content) < 2 or content[-1] not in said or (generic and not set(generic) & said and "tool" not in generic):
             continue
+        if _qualified_otherwise(question, content):
+            continue
         score = (sum(1 for w in content if w in said), -recency)
         if best_score is None or score > best_score:
             best, best_score = attribute, score
@@ -386,6 +396,20 @@ def _headed(said: set[str], facts, question: str) -> tuple[str, ...]:
         if len(family) == 1:
             best = family[0]
     return (best,) if best else ()
+
+
+def _qualified_otherwise(question: str, content: list[str]) -> bool:
+    """The question and the attribute qualify one head word differently: "which jack-up vessel …?" is not
+    asked of crew_transfer_vessel_tool (the question says "jack-up", the attribute "crew transfer", and
+    neither says the other's)."""
+    tokens = re.findall(r"[a-z0-9][a-z0-9\-]*", question.lower())
+    forms = [_word(t) for t in tokens]
+    if content[-1] not in forms:
+        return False
+    at = forms.index(content[-1])
+    before = tokens[at - 1] if at else ""
+    own = set(content[:-1])
+    return bool(before) and before not in _STOP and _word(before) not in own and not own & set(forms)
 
 
 def _subjects(scope: Scope, question: str, speaker: str) -> list[Entity]:
@@ -636,15 +660,19 @@ def _answering_span(question: str, sentence: str, item: RecallItem, *, scope: Sc
             if normalize_name(number[0].split()[0]) not in question_words:
                 return number[0].strip(" .,")
         return ""  # a name is no answer to "how many"
-    found = []
+    found, kind = [], expected_kind(question)
     for match in _CAPITALISED_RUN.finditer(sentence):
         phrase = match.group(0).strip(" .,'")
         if not phrase or _NOT_CURRENT.search(sentence[: match.start()]):
             continue
         if match.start() == 0 and phrase.split()[0].lower() in NOT_NAMES:
             phrase = " ".join(phrase.split()[1:])  # "The …", "We …": capitalised as the sentence's first word
+        if re.match(r"I(?:'\w+)?(?:\s|$)", phrase):
+            phrase = " ".join(phrase.split()[1:])  # "I", "I'm": the speaker, capitalised anywhere, is no answer
         if not phrase or set(normalize_name(phrase).split()) <= question_words or _only_past(scope, phrase):
             continue
+        if kind == "place" and re.fullmatch(r"[\d.,]+", phrase):
+            continue  # "quay 3", "unit 4": a number alone is no place
         found.append((match.start() == 0, phrase))  # the first word is capitalised anyway: taken last
     if found:
         return min(found, key=lambda f: f[0])[1]
