@@ -81,11 +81,11 @@ def answer(*, scope: Scope, question: str, speaker: str = "", k: int = 10, now: 
     quoted = result.items
     if not direct and not span:
         # No fact answers, yet facts about others can fill the evidence (every "X lives in Y" for "where does Oskar
-        # live?") and push out the words that answer: the same question asked of what was said alone, whose
-        # sentences are then the span's source and the quote.
+        # live?") and push out the words that answer: the same question asked of what was said alone gives the span,
+        # and the quote leaves out the facts about anyone the question does not name.
         said = recall_evidence(scope=scope, query=question, k=k, speaker=speaker, now=now, as_of=as_of, filters={"kinds": ["episode", "turn"]})
         span, spoken = _evidence_answer(question, said.items, scope=scope)
-        quoted = said.items or result.items
+        quoted = _about_those_named(scope, question, speaker, result.items, said.items)
     if direct:
         cited = used
     elif spoken is not None:
@@ -396,6 +396,16 @@ def _headed(said: set[str], facts, question: str) -> tuple[str, ...]:
         if len(family) == 1:
             best = family[0]
     return (best,) if best else ()
+
+
+def _about_those_named(scope: Scope, question: str, speaker: str, items: list[RecallItem], said: list[RecallItem]) -> list[RecallItem]:
+    """The evidence to quote when nothing answers: when the question names whom it is about, the facts about
+    others are left out and what was said fills their places; else the evidence as recalled."""
+    named = {normalize_name(e.name) for e in _subjects(scope, question, speaker)}
+    if not named:
+        return items
+    kept = [i for i in items if i.kind != "fact" or normalize_name(i.subject) in named]
+    return kept + [i for i in said if i.id not in {k.id for k in kept}]
 
 
 def _qualified_otherwise(question: str, content: list[str]) -> bool:
