@@ -33,6 +33,12 @@ def triples(text: str, *, team: str | None = TEAM, speaker: str = "maya"):
 ])
 def test_a_condition_or_aside_after_a_comma_costs_only_itself(text, expected):
     assert triples(text) == [expected]
+    assert triples(text, team=None) == [expected]  # in a personal chat too, where the first phrase is read when a later one is a condition
+
+
+def test_in_a_personal_chat_a_tail_without_a_condition_is_not_read_again():
+    # a personal chat's commas are mostly chatter: only a condition, a wish or a plan makes the first phrase worth reading alone
+    assert triples("Statsig is the platform now, no more scripts", team=None) == []
 
 
 @pytest.mark.parametrize("text, expected", [

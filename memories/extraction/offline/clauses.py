@@ -6,7 +6,7 @@ import re
 from memories.extraction.offline.context import Clause, Context
 from memories.extraction.offline.dates import take_dates
 from memories.extraction.offline.rules.team import due_date, verb_base
-from memories.extraction.offline.subjects import common_subject, correction_taken, read_clause, team_said_as_we
+from memories.extraction.offline.subjects import HYPOTHETICAL, common_subject, correction_taken, read_clause, team_said_as_we
 from memories.extraction.offline.words import PREDICATE_VERBS
 from memories.extraction.vocabulary import CORRECTION_ATTRIBUTE, CORRECTS_CURRENT
 
@@ -219,6 +219,10 @@ def _segments(text: str) -> list[str]:
     return pieces if len(pieces) > 1 else []
 
 
+# A phrase that opens with a subject of its own: a pronoun, "the / our …", or a name before its verb.
+_OWN_SUBJECT = re.compile(r"(?:i|we|he|she|they|my|our|the)\s|(?-i:[A-Z])[\w&'\-]*(?:\s+[\w&'\-]+){0,3}\s+(?:is|are|was|were|has|have|had)\s", re.I)
+
+
 def _segments_read(segments: list[str], clause: Clause, ctx: Context, subject: str | None) -> str | None:
     """Each phrase of a clause read as a clause of its own, in order: a condition, an aside or a
     tail then costs only itself, not the statement before it ("if", "never" and "will" are judged
@@ -227,7 +231,16 @@ def _segments_read(segments: list[str], clause: Clause, ctx: Context, subject: s
     the last phrase read."""
     first = len(ctx.facts)
     for number, text in enumerate(segments):
-        subject = subject if number == 0 else None  # a phrase after the first names its own subject or says nothing ("…, love and self-acceptance")
+        # The first phrase is read alone in a team's chat ("CI runs on TeamCity, on the old server under …"), and in a
+        # personal one when a later phrase made the clause a hypothetical ("I live in Cleethorpes, … if the level
+        # crossing behaves": a personal chat's commas are mostly chatter, and reading each again costs ~10 % of
+        # extraction on LOCOMO); a later phrase when it opens with a subject of its own (a phrase after the first never
+        # inherits one: "…, love and self-acceptance").
+        if number == 0 and not ctx.team and (HYPOTHETICAL.search(text) or not HYPOTHETICAL.search(clause.text)):
+            continue
+        if number > 0 and not (_OWN_SUBJECT.match(text) or common_subject(text, ctx)):
+            continue
+        subject = subject if number == 0 else None
         part = Clause(text=text, typed_lowercase=clause.typed_lowercase, valid_from=clause.valid_from, corrects=clause.corrects,
                       topic=clause.topic, bare=common_subject(text, ctx))
         said_before, subject_before = len(ctx.facts), subject

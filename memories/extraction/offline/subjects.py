@@ -138,6 +138,10 @@ def _prior_employer(text: str, clause: Clause, ctx: Context) -> bool:
 _REPORTING = re.compile(rf",\s+(?:and\s+)?(?:now\s+|still\s+)?reporting\s+(?:directly\s+|straight\s+)?to\s+(?P<who>{NAME}(?:\s+{NAME})?)\b.*$")
 
 
+# Words that make a clause a plan, a wish or a hypothetical, which states no fact.
+HYPOTHETICAL = re.compile(r"\bnever\b|\bif\b|\bwould\b|\bwill\b|\bmight\b|\bcould\b|\bshould\b|\bwant(?:s|ed)? to\b|\bhope\b|\bwish\b", re.I)
+
+
 def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> str | None:
     """Facts from one clause; returns its subject, which a following subjectless clause inherits."""
     text = clause.text
@@ -154,7 +158,7 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
     if ctx.team and _prior_employer(text, clause, ctx):
         return ctx.speaker
     decided = re.search(r"\b(?:decided|agreed|decision|resolved|voted|concluded)\b", text, re.I) or _ROLE_ANNOUNCED.search(text)
-    if not decided and re.search(r"\bnever\b|\bif\b|\bwould\b|\bwill\b|\bmight\b|\bcould\b|\bshould\b|\bwant(?:s|ed)? to\b|\bhope\b|\bwish\b", text, re.I):
+    if not decided and HYPOTHETICAL.search(text):
         return previous_subject  # plans, wishes and hypotheticals are not facts (a decision about the future is one)
     if decision_said(text, clause, ctx):
         return ctx.we
