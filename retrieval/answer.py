@@ -399,13 +399,12 @@ def _headed(said: set[str], facts, question: str) -> tuple[str, ...]:
 
 
 def _about_those_named(scope: Scope, question: str, speaker: str, items: list[RecallItem], said: list[RecallItem]) -> list[RecallItem]:
-    """The evidence to quote when nothing answers: when the question names whom it is about, the facts about
-    others are left out and what was said fills their places; else the evidence as recalled."""
+    """The evidence to quote when nothing answers: when the question names whom it is about, what was said
+    first, then the facts about those named (facts about others are left out); else the evidence as recalled."""
     named = {normalize_name(e.name) for e in _subjects(scope, question, speaker)}
     if not named:
         return items
-    kept = [i for i in items if i.kind != "fact" or normalize_name(i.subject) in named]
-    return kept + [i for i in said if i.id not in {k.id for k in kept}]
+    return list(said) + [i for i in items if i.kind == "fact" and normalize_name(i.subject) in named]
 
 
 def _qualified_otherwise(question: str, content: list[str]) -> bool:

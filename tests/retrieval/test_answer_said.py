@@ -5,25 +5,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memories.services.ingest import remember
 from retrieval.answer import answer
+from tests.retrieval.test_answer_span import say  # noqa: F401  (a fixture: statements said in the team Orbit's scope)
 
 pytestmark = pytest.mark.django_db
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
-
-
-@pytest.fixture
-def say(cast, django_capture_on_commit_callbacks):
-    cast.team_a.name = "Orbit"
-    cast.team_a.save()
-
-    def say(speaker, text, day):
-        with django_capture_on_commit_callbacks(execute=True):
-            remember(scope=cast.scope_a, text=text, speaker=speaker, actor=cast.p_owner,
-                     occurred_at=datetime.fromisoformat(day).replace(hour=12, tzinfo=UTC))
-
-    say.cast = cast
-    return say
 
 
 def first_line(say, question):

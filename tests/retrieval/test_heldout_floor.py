@@ -37,7 +37,14 @@ The sixth pass (shapes chat uses: things said bare, past employers, roles announ
 under the hash embedder here heldout-a 144, heldout-c 157, heldout-d 148, heldout-e 146, heldout-f 91,
 heldout-g 112 (the floors below). heldout-h, run for its totals only: 86 → 98 of 191 with the local model
 (its floor here stays 86: it was not run a third time under the hash embedder). heldout-i, after the
-sixth pass, for its totals: 106 → 107 with the local model, 98 → 99 here (its floor).
+sixth pass, for its totals: 106 → 107 with the local model, 98 → 99 here.
+The seventh pass (a clause read phrase by phrase, emoji as sentence ends, values bounded by their phrase, a
+thing in common nouns served by the tool it lives in, the quote when nothing answers; docs/ARCHITECTURE.md,
+"Seventh pass") studied heldout-i and heldout-h's failures by class with all the sets above as development
+sets: with the local model heldout-a 145 → 147, heldout-c 158, heldout-d 155 → 162, heldout-e 156 → 162,
+heldout-f 99 → 108, heldout-g 113 → 120, heldout-h 98 → 109, heldout-i 107 → 115; here (the floors below)
+heldout-a 144, heldout-b 68, heldout-c 157, heldout-d 159, heldout-e 155, heldout-f 105, heldout-g 119,
+heldout-h 108, heldout-i 110.
 Through recorded model replies: not done (no model is reachable here to record replies for these
 suites' statements)."""
 
@@ -53,9 +60,9 @@ TARGET = 0.90  # the issue's; not reached offline
 
 
 @pytest.mark.parametrize("suite, right, questions", [("heldout-a.yaml", 144, 174), ("heldout-b.yaml", 68, 68), ("heldout-c.yaml", 157, 167),
-                                                        ("heldout-d.yaml", 148, 236), ("heldout-e.yaml", 146, 254),
-                                                        ("heldout-f.yaml", 91, 191), ("heldout-g.yaml", 112, 190),
-                                                        ("heldout-h.yaml", 86, 191), ("heldout-i.yaml", 99, 220)])
+                                                        ("heldout-d.yaml", 159, 236), ("heldout-e.yaml", 155, 254),
+                                                        ("heldout-f.yaml", 105, 191), ("heldout-g.yaml", 119, 190),
+                                                        ("heldout-h.yaml", 108, 191), ("heldout-i.yaml", 110, 220)])
 def test_the_held_out_suites_answer_at_their_floor_offline(cast, suite, right, questions):
     report = run_scenarios(owner=cast.owner, path=SCENARIOS / suite)
     assert report["provider"] == "offline" and report["failed_extractions"] == 0 and report["questions"] == questions
