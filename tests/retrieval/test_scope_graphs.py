@@ -70,7 +70,7 @@ def test_a_bulk_run_builds_the_incremental_index_and_graphs_of_the_scope_s_own(c
     assert vectors(cast.scope_a, embedder.name) == vectors(cast.scope_b, embedder.name)
     assert scope_graphs(scope_id=cast.scope_a.pk, model=embedder.name) == GRAPHS
     assert scope_graphs(scope_id=cast.scope_b.pk, model=embedder.name) == set()
-    assert graph_options(cast.scope_a, embedder.name) == {t: ["m=24", "ef_construction=128"] for t in GRAPHS}
+    assert graph_options(cast.scope_a, embedder.name) == {t: ["m=16", "ef_construction=128"] for t in GRAPHS}
     # Outside the shared graph, inside the scope's own; searched through them, not exactly.
     assert not Embedding.objects.filter(scope=cast.scope_a, target_type__startswith="doc_", deferred=False).exists()
     assert not vector_search_exact(scope=cast.scope_a, embedder=embedder)
