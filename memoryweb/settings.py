@@ -415,6 +415,12 @@ RETRIEVAL_SCOPE_GRAPH_AT = env_int("RETRIEVAL_SCOPE_GRAPH_AT", 50_000, minimum=0
 # maintenance_work_mem (MB) for building a scope's graph: about 2 KB per 384-dimension vector
 # keeps the build in memory (a million vectors: 2,500); below that pgvector builds many times slower.
 RETRIEVAL_GRAPH_BUILD_MB = env_int("RETRIEVAL_GRAPH_BUILD_MB", 1024, minimum=64)
+# A scope's own graphs are built with these HNSW parameters (pgvector's m and ef_construction; with
+# its defaults, 16 and 64, a 200-long list held 0.950-0.958 of the exact one at 100,000 turns, with
+# ef_construction 128 0.967 for about a tenth more search time; m 24 0.975 for a third more and over
+# twice the build: docs/ARCHITECTURE.md, "Recall against the exact pipeline"). Graphs built before keep theirs.
+RETRIEVAL_GRAPH_M = env_int("RETRIEVAL_GRAPH_M", 16, minimum=2)
+RETRIEVAL_GRAPH_EF_CONSTRUCTION = env_int("RETRIEVAL_GRAPH_EF_CONSTRUCTION", 128, minimum=4)
 # BM25 scores of what the one speaker a question names said are multiplied by 1 + this.
 RETRIEVAL_SPEAKER_BOOST = env_float("RETRIEVAL_SPEAKER_BOOST", 0.5)
 # "Caroline's kids" names the speaker Caroline for the boost above (off: only the whole word does).

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from datetime import timedelta
 
 from django.db import connection, transaction
+from django.test.utils import override_settings
 from django.utils import timezone
 
 from memoryweb.errors import InvalidInput
@@ -38,7 +39,7 @@ from retrieval.models import Collection, CorpusStat
 from retrieval.search import recall, recall_evidence
 from retrieval.search.candidates import QueryVectors
 from retrieval.search.question import dense_text, kinds_asked, scope_speakers
-from retrieval.vector import explain_vector_query
+from retrieval.vector import explain_vector_query, vector_search_exact
 
 FIRST = (
     "Maria Ahmed Chen Olga Tomas Priya Kwame Sofia Lars Aiko Mateo Leila Noah Ingrid Ravi Elena Jonas Fatima Diego Mei "
@@ -211,7 +212,7 @@ def _measure(target: Scope, ask: Callable[[], str], *, queries: int, embedder, o
         table_rows = cursor.fetchone()[0]
     asked = [ask() for _ in range(queries)]
     texts = [a.question if isinstance(a, Planted) else a for a in asked]
-    excluding, including, embedding, stages, found = [], [], [], {}, []
+    excluding, including, embedding, stages, found, tops = [], [], [], {}, [], []
     search(scope=target, query=texts[0])  # warm the caches and the model
     speakers = scope_speakers(target)
     for text, question in zip(texts, asked):
@@ -226,6 +227,7 @@ def _measure(target: Scope, ask: Callable[[], str], *, queries: int, embedder, o
         embedding.append((t1 - t0) * 1000)
         excluding.append((t2 - t1) * 1000)
         including.append((t2 - t0) * 1000)
+        tops.append([(item.kind, item.id) for item in got.items[:10]])
         if isinstance(question, Planted):  # its evidence turn among the ten returned?
             found.append(any(item.source.get("session") == question.session_id and item.source.get("turn") == question.turn_id
                              for item in got.items[:10]))
@@ -248,6 +250,7 @@ def _measure(target: Scope, ask: Callable[[], str], *, queries: int, embedder, o
         "evidence_at_10": round(sum(found) / len(found), 3) if found else None,
         "disk": disk_per_turn(target) if turns else None,
         "bm25": bm25_fast_against_exact(target, texts[:BM25_SAMPLE]),
+        "exact": recall_against_exact(target, search, texts[:EXACT_SAMPLE], tops[:EXACT_SAMPLE], embedder=embedder, speakers=speakers),
     }
     what = f"a {turns}-turn conversation" if turns else f"{made} facts"
     out.write(f"{search.__name__} over {what} in a {table_rows}-row vector table, {queries} queries:\n")
@@ -259,6 +262,9 @@ def _measure(target: Scope, ask: Callable[[], str], *, queries: int, embedder, o
     out.write(f"  BM25 fast top-k against the exhaustive ranking on {bm25['questions']} questions: recall@10 {bm25['recall_at_10']},"
               f" p50 {bm25['p50_ms_fast']} ms against {bm25['p50_ms_exact']} (p95 {bm25['p95_ms_fast']} / {bm25['p95_ms_exact']}),"
               f" {bm25['packed']} read from packs, {bm25['two_passes']} by MaxScore with a second pass\n")
+    exact = result["exact"]
+    out.write(f"  recall's top 10 against the exact pipeline's (vectors scanned exactly, every list {exact['pool']} long) on"
+              f" {exact['questions']} questions: recall@10 {exact['recall_at_10']}, {exact['identical']} identical\n")
     if found:
         out.write(f"  the planted evidence turn in the top 10: {result['evidence_at_10']:.3f} of {len(found)} questions\n")
     if turns:
@@ -269,6 +275,30 @@ def _measure(target: Scope, ask: Callable[[], str], *, queries: int, embedder, o
 
 
 BM25_SAMPLE = 50
+EXACT_SAMPLE = 30
+
+
+def recall_against_exact(scope: Scope, search: Callable, texts: list[str], tops: list[list], *, embedder, speakers) -> dict:
+    """Recall's top 10 (`tops`, as measured) against the exact pipeline's on `texts`: the same
+    search with every vector list scanned exactly instead of through a graph, and every list (vector
+    and BM25) as long as the pool, so what the fast path's approximations cost shows as one figure
+    (the speakers' own lists, which only a small scope's exact path adds, stay as the fast path has them)."""
+    from retrieval.ranking import pool_size
+
+    sizes = dict(CorpusStat.objects.filter(scope=scope, doc_count__gt=0).values_list("collection", "doc_count"))
+    pool = pool_size(sum(n for c, n in sizes.items() if c not in (Collection.TURN_W1, Collection.TURN_W2)))
+    kept = wanted = identical = 0
+    exactly = {"RETRIEVAL_EXACT_BELOW": 2**62, "RETRIEVAL_VECTOR_POOL_MAX": pool, "RETRIEVAL_BM25_POOL_MAX": pool}
+    if not vector_search_exact(scope=scope, embedder=embedder):
+        exactly["RETRIEVAL_SPEAKER_LISTS"] = "off"
+    with override_settings(**exactly):
+        for text, top in zip(texts, tops):
+            vector = QueryVectors.embed(embedder, asked=text, unnamed=dense_text(text=text, speakers=speakers), kinds=kinds_asked({}))
+            reference = [(item.kind, item.id) for item in search(scope=scope, query=text, query_vector=vector).items[:10]]
+            kept += len(set(reference) & set(top))
+            wanted += len(reference)
+            identical += reference == top
+    return {"questions": len(texts), "pool": pool, "recall_at_10": round(kept / wanted, 4) if wanted else None, "identical": identical}
 
 
 def bm25_fast_against_exact(scope: Scope, texts: list[str]) -> dict:

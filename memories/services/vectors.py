@@ -90,6 +90,9 @@ def scope_graphs_build(*, scope: Scope, embedder: Embedder) -> list[str]:
     transaction CONCURRENTLY, so other scopes' writers go on while it builds; an invalid leftover
     of an interrupted build is dropped and built again. Returns the target types built."""
     model, dim = embedder.name, int(embedder.dim)
+    # pgvector wants ef_construction at least twice m.
+    graph_m = int(settings.RETRIEVAL_GRAPH_M)
+    graph_ef = max(int(settings.RETRIEVAL_GRAPH_EF_CONSTRUCTION), 2 * graph_m)
     have = scope_graphs(scope_id=scope.pk, model=model)
     built = []
     concurrently = "" if connection.in_atomic_block else " CONCURRENTLY"
@@ -114,6 +117,7 @@ def scope_graphs_build(*, scope: Scope, embedder: Embedder) -> list[str]:
             try:
                 cursor.execute(
                     f'CREATE INDEX{concurrently} "{name}" ON retrieval_embedding USING hnsw ((vec::vector({dim})) vector_cosine_ops)'
+                    f" WITH (m = {graph_m}, ef_construction = {graph_ef})"
                     " WHERE model = %s AND scope_id = %s AND target_type = %s",
                     [model, scope.pk, target_type],
                 )

@@ -108,6 +108,8 @@ def test_bench_recall_measures_a_conversation_with_evidence_and_cleans_up(cast, 
     # The corpus plants 3 turns in 120 (retrieval/corpus.py); every question is about one of them.
     assert 0 <= result["evidence_at_10"] <= 1 and result["disk"]["bytes_per_turn"] > 0
     assert result["bm25"]["questions"] == 4 and result["bm25"]["recall_at_10"] == 1.0
+    # A scope this small is searched exactly with lists shorter than every cap: the exact pipeline is recall itself.
+    assert result["exact"]["questions"] == 4 and result["exact"]["recall_at_10"] == 1.0 and result["exact"]["identical"] == 4
     assert set(result["disk"]["mb_by_table"]) >= {"memories_turn", "retrieval_posting", "retrieval_embedding"}
     assert set(Scope.objects.values_list("slug", flat=True)) == scopes
     assert not (Turn.objects.exists() or Episode.objects.exists() or Embedding.objects.exists())

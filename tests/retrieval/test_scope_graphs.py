@@ -25,6 +25,26 @@ from tests.memories.test_bulk_ingest import Interrupted, StopsAfter, corpus_line
 GRAPHS = {"doc_turn", "doc_turn_w1", "doc_turn_w2"}
 
 
+def graph_options(scope, model) -> dict[str, list[str]]:
+    """Each of the scope's graphs' HNSW parameters as the catalogue holds them."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT relname, reloptions FROM pg_class WHERE relname = ANY(%s)",
+            [[scope_graph_name(scope_id=scope.pk, target_type=t, model=model) for t in GRAPHS]],
+        )
+        options = dict(cursor.fetchall())
+    return {t: options[scope_graph_name(scope_id=scope.pk, target_type=t, model=model)] for t in GRAPHS
+            if scope_graph_name(scope_id=scope.pk, target_type=t, model=model) in options}
+
+
+def test_the_graphs_are_built_with_the_configured_hnsw_parameters(cast, settings, large):
+    settings.RETRIEVAL_GRAPH_M, settings.RETRIEVAL_GRAPH_EF_CONSTRUCTION = 8, 10  # ef_construction raised to twice m
+    settings.RETRIEVAL_SCOPE_GRAPH_AT = 300  # 120 turns make 360 document vectors
+    ingest_sessions_bulk(scope=cast.scope_a, sessions=corpus_lines(120), actor=Principal(user=cast.owner), enqueue=False)
+    index_pending(scope=cast.scope_a, full=True, embedder=get_embedder())
+    assert graph_options(cast.scope_a, get_embedder().name) == {t: ["m=8", "ef_construction=16"] for t in GRAPHS}
+
+
 def vectors(scope, model):
     """Each document's vector by (collection, text), rounded: comparable across scopes."""
     rows = Embedding.objects.filter(scope=scope, model=model, target_type__startswith="doc_")
@@ -50,6 +70,7 @@ def test_a_bulk_run_builds_the_incremental_index_and_graphs_of_the_scope_s_own(c
     assert vectors(cast.scope_a, embedder.name) == vectors(cast.scope_b, embedder.name)
     assert scope_graphs(scope_id=cast.scope_a.pk, model=embedder.name) == GRAPHS
     assert scope_graphs(scope_id=cast.scope_b.pk, model=embedder.name) == set()
+    assert graph_options(cast.scope_a, embedder.name) == {t: ["m=16", "ef_construction=128"] for t in GRAPHS}
     # Outside the shared graph, inside the scope's own; searched through them, not exactly.
     assert not Embedding.objects.filter(scope=cast.scope_a, target_type__startswith="doc_", deferred=False).exists()
     assert not vector_search_exact(scope=cast.scope_a, embedder=embedder)
