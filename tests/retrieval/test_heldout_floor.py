@@ -44,7 +44,10 @@ thing in common nouns served by the tool it lives in, the quote when nothing ans
 sets: with the local model heldout-a 145 → 147, heldout-c 158, heldout-d 155 → 162, heldout-e 156 → 162,
 heldout-f 99 → 108, heldout-g 113 → 120, heldout-h 98 → 109, heldout-i 107 → 115; here (the floors below)
 heldout-a 144, heldout-b 68, heldout-c 157, heldout-d 159, heldout-e 155, heldout-f 105, heldout-g 119,
-heldout-h 108, heldout-i 110.
+heldout-h 108, heldout-i 110. heldout-j.yaml (the collections and exhibitions team of a made-up textile
+museum, 222 questions) was written blind before the seventh pass by an engineer who read neither the code nor
+the other sets, and judged it without being studied: 80 = 0.360 → 90 = 0.405 of 222 with the local model,
+73 → 82 here (its floor).
 Through recorded model replies: not done (no model is reachable here to record replies for these
 suites' statements)."""
 
@@ -62,7 +65,7 @@ TARGET = 0.90  # the issue's; not reached offline
 @pytest.mark.parametrize("suite, right, questions", [("heldout-a.yaml", 144, 174), ("heldout-b.yaml", 68, 68), ("heldout-c.yaml", 157, 167),
                                                         ("heldout-d.yaml", 159, 236), ("heldout-e.yaml", 155, 254),
                                                         ("heldout-f.yaml", 105, 191), ("heldout-g.yaml", 119, 190),
-                                                        ("heldout-h.yaml", 108, 191), ("heldout-i.yaml", 110, 220)])
+                                                        ("heldout-h.yaml", 108, 191), ("heldout-i.yaml", 110, 220), ("heldout-j.yaml", 82, 222)])
 def test_the_held_out_suites_answer_at_their_floor_offline(cast, suite, right, questions):
     report = run_scenarios(owner=cast.owner, path=SCENARIOS / suite)
     assert report["provider"] == "offline" and report["failed_extractions"] == 0 and report["questions"] == questions
