@@ -190,15 +190,25 @@ def speaker_name(episode: Episode) -> str:
     return episode.author.username if episode.author_id else _UNKNOWN_SPEAKER
 
 
+def scope_speakers(scope: Scope) -> list[str]:
+    """Who has spoken in `scope` (at most SPEAKERS_READ of them): the extractor reads their names as names
+    even typed in lowercase ("priya reports to ines")."""
+    return list(Episode.objects.filter(scope=scope).exclude(speaker="").order_by().values_list("speaker", flat=True).distinct()[:SPEAKERS_READ])
+
+
+SPEAKERS_READ = 500
+
+
 def _extract(episode: Episode, extractor: Extractor) -> ExtractionOutcome:
     scope = episode.scope
     speaker = speaker_name(episode)
     team = team_name(scope)
-    extraction = extractor.extract(text=episode.text, speaker=speaker, occurred_at=episode.occurred_at, team=team)
+    people = scope_speakers(scope)
+    extraction = extractor.extract(text=episode.text, speaker=speaker, occurred_at=episode.occurred_at, team=team, people=people)
     if not isinstance(extraction, Extraction):
         extraction = Extraction.model_validate(extraction)
     if extractor.is_offline and correction_read(episode.text) is not None:
-        extraction = _amendment_read(episode, extraction, extractor=extractor, team=team)
+        extraction = _amendment_read(episode, extraction, extractor=extractor, team=team, people=people)
     extraction, dropped = _capped(extraction, episode=episode)
     default_from = _not_after(extraction.occurred_at, episode.occurred_at) or episode.occurred_at
 
@@ -261,7 +271,7 @@ def _extract(episode: Episode, extractor: Extractor) -> ExtractionOutcome:
     return ExtractionOutcome(episode.public_id, EpisodeStatus.DONE, changes=changes, facts_dropped=dropped)
 
 
-def _amendment_read(episode: Episode, extraction: Extraction, *, extractor: Extractor, team: str | None) -> Extraction:
+def _amendment_read(episode: Episode, extraction: Extraction, *, extractor: Extractor, team: str | None, people: list[str]) -> Extraction:
     """A short correction ("sorry, Wednesday", "scratch that, 36") corrects the statement just
     before it (the latest of the scope's last CORRECTION_AMONG episodes within CORRECTION_WITHIN, anyone's,
     that `amend.holds_shape`; `amend.amended`): that statement is read again as the correction says it should have been, and each
@@ -277,8 +287,8 @@ def _amendment_read(episode: Episode, extraction: Extraction, *, extractor: Extr
         if meant is None:
             return extraction  # the statement it is about, but which value is not clear: read on its own
         who = speaker_name(said)
-        before = extractor.extract(text=said.text, speaker=who, occurred_at=said.occurred_at, team=team).facts
-        after = extractor.extract(text=meant, speaker=who, occurred_at=said.occurred_at, team=team).facts
+        before = extractor.extract(text=said.text, speaker=who, occurred_at=said.occurred_at, team=team, people=people).facts
+        after = extractor.extract(text=meant, speaker=who, occurred_at=said.occurred_at, team=team, people=people).facts
         first = {(f.subject.lower(), canonical_attribute(f.attribute)): f.value for f in before}
         corrected = [
             fact.model_copy(update={"corrects": first[key]})
