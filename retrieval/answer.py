@@ -620,7 +620,7 @@ _ASKS_PAST = re.compile(r"\b(?:before|previous(?:ly)?|used to|formerly|originall
 _GONE_PHRASE = re.compile(
     r"\b(?P<mark>from|off|not|instead of|rather than|than|replacing|ditching|dropping)\s+(?:(?:the|our|a|an|that)\s+)?"
     r"(?P<what>[\w&'.£$€%\-]+(?:\s+[\w&'.£$€%\-]+){0,3}?)"
-    r"(?=\s*(?:[,.;:!?)]|$)|\s+(?:to|and|or|for|in|on|at|with|so|but|as|because|was|were|is|are|has|had|will|by|from|since|until|now|this|next|any|all)\b)",
+    r"(?=\s*(?:[,.;:!?)]|$)|\s+(?:to|onto|into|and|or|for|in|on|at|with|so|but|as|because|was|were|is|are|has|had|will|by|from|since|until|now|this|next|any|all)\b)",
     re.I,
 )
 _NOT_GONE = re.compile(r"\b(?:now|today|tomorrow|then|home|here|there|scratch|time|me|you|us|him|her|them|it|sure|yet|just|only|really|too|so|very)\b", re.I)

@@ -159,8 +159,8 @@ def names_capitalised(sentence: str, ctx: Context) -> str:
     """Chat types its people's names in lowercase ("priya reports to ines", "tobias and sigrid report to
     me"), and every rule reads a name by its capital: the scope's speakers (`Context.people`) are
     capitalised wherever said as a word of their own (not "@priya", "priya.k", "priya's-…")."""
-    if not ctx.people:
-        return sentence
+    if not any(name in sentence for name in ctx.people):
+        return sentence  # most sentences name no one in lowercase: no pass over their words
     return re.sub(r"(?<![\w@.\-])[a-z][a-z'\-]{2,}(?![\w@\-]|\.\w)", lambda m: ctx.people.get(m[0], m[0]), sentence)
 
 
