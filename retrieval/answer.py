@@ -77,14 +77,14 @@ def answer(*, scope: Scope, question: str, speaker: str = "", k: int = 10, now: 
     result = recall_evidence(scope=scope, query=question, k=k, speaker=speaker, now=now, as_of=as_of)
     facts = [item for item in result.items if item.kind == "fact"]
     direct, used = _direct_answer(scope=scope, question=question, speaker=speaker, facts=facts, now=now, as_of=as_of)
-    span, spoken = ("", None) if direct else _evidence_answer(question, result.items, scope=scope)
+    span, spoken = ("", None) if direct else _evidence_answer(question, result.items, scope=scope, current=as_of is None)
     quoted = result.items
     if not direct and not span:
         # No fact answers, yet facts about others can fill the evidence (every "X lives in Y" for "where does Oskar
         # live?") and push out the words that answer: the same question asked of what was said alone gives the span,
         # and the quote leaves out the facts about anyone the question does not name.
         said = recall_evidence(scope=scope, query=question, k=k, speaker=speaker, now=now, as_of=as_of, filters={"kinds": ["episode", "turn"]})
-        span, spoken = _evidence_answer(question, said.items, scope=scope)
+        span, spoken = _evidence_answer(question, said.items, scope=scope, current=as_of is None)
         quoted = _about_those_named(scope, question, speaker, result.items, said.items)
     if direct:
         cited = used
@@ -569,7 +569,7 @@ def _label(fact: Fact) -> str:
             "reports_to": "reports to", "owns": "owns", "leads": "leads"}.get(fact.attribute, fact.attribute.replace("_", " ") + ":")
 
 
-def _evidence_answer(question: str, items: list[RecallItem], *, scope: Scope | None = None) -> tuple[str, RecallItem | None]:
+def _evidence_answer(question: str, items: list[RecallItem], *, scope: Scope | None = None, current: bool = True) -> tuple[str, RecallItem | None]:
     """When no fact answers but what was said does ("We moved our CI from Jenkins to GitHub
     Actions" for "what CI do we use?"): the sentence of the evidence sharing most content words
     with the question; the answer's first line is the span of it that answers ("GitHub Actions",
@@ -601,7 +601,7 @@ def _evidence_answer(question: str, items: list[RecallItem], *, scope: Scope | N
     who = f"{best_item.speaker} said" if getattr(best_item, "speaker", "") else "It was said"
     when = f" on {said_day(best_item.occurred_at)}" if best_item.occurred_at else ""
     corrected = correction.text.strip() if correction is not None else ""
-    if span and not _ASKS_PAST.search(question):
+    if span and current and not _ASKS_PAST.search(question):
         # A value the quote itself says is gone (or that a correction replaced) is not offered beside the current one
         gone = _corrected_away(best, best_meant) if correction is not None else set()
         best, corrected = (_current_quoted(text, span=span, scope=scope, gone=gone) for text in (best, corrected))
@@ -612,8 +612,9 @@ def _evidence_answer(question: str, items: list[RecallItem], *, scope: Scope | N
     return (f"{span}\n{quote}" if span else quote), best_item
 
 
-# A question about what was, not what is: its quote may name the old values.
-_ASKS_PAST = re.compile(r"\b(?:before|previous(?:ly)?|used to|formerly|originally|earlier|prior|until|first|old|from)\b", re.I)
+# A question about what was, not what is (said in the past tense, or naming a time before): its quote may name the
+# old values ("which password manager did we only pilot?").
+_ASKS_PAST = re.compile(r"\b(?:did|was|were|had|before|previous(?:ly)?|used to|formerly|originally|earlier|prior|until|first|old|from)\b", re.I)
 # A phrase a sentence says is gone or not the one ("switching from Zoom to Teams", "moving off InDesign", "in the
 # security office, not the corridor", "reports to Ines rather than Declan", "better than the paper forms"): the
 # shortest run of up to four words after the mark that ends at punctuation or at a word that opens another phrase.
@@ -642,7 +643,7 @@ def _current_quoted(sentence: str, *, span: str, scope: Scope | None, gone: set[
         cuts.append(match.span("what"))
     for match in _CAPITALISED_RUN.finditer(sentence):
         phrase = match[0].strip(" .,'")
-        if phrase and (normalize_name(phrase) in gone or (match.start() > 0 and _only_past(scope, phrase))):
+        if phrase and (normalize_name(phrase) in gone or (match.start() > 0 and phrase[:1].isalpha() and _only_past(scope, phrase))):
             cuts.append((match.start(), match.start() + len(match[0].rstrip(" .,'"))))
     for value in gone:
         cuts += [m.span() for m in re.finditer(rf"(?<![\w]){re.escape(value)}(?![\w])", sentence, re.I)]

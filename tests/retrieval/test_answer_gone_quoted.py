@@ -51,3 +51,10 @@ def test_a_switch_quoted_offers_only_the_new_value_and_before_asks_for_the_old(s
     assert "Jenkins" in before and "GitHub Actions" not in before
     named = answer(scope=say.cast.scope_a, question="What CI did we have before GitHub Actions?", now=NOW).text
     assert "Jenkins" in named  # the later value named by the question may be said back
+
+
+@pytest.mark.django_db
+def test_a_question_in_the_past_tense_keeps_the_old_values_quoted(say):
+    say("maya", "design reviews are moving from Whimsical to Figjam, Whimsical was only ever a trial", "2025-04-07")
+    reply = answer(scope=say.cast.scope_a, question="Which whiteboard tool did we only trial?", now=NOW).text
+    assert "Whimsical" in reply
