@@ -21,7 +21,7 @@ import httpx
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, transaction
-from django.db.models import F, Q
+from django.db.models import F, Max, Q
 from django.utils import timezone
 from pydantic import ValidationError
 
@@ -192,11 +192,29 @@ def speaker_name(episode: Episode) -> str:
 
 def scope_speakers(scope: Scope) -> list[str]:
     """Who has spoken in `scope` (at most SPEAKERS_READ of them): the extractor reads their names as names
-    even typed in lowercase ("priya reports to ines")."""
-    return list(Episode.objects.filter(scope=scope).exclude(speaker="").order_by().values_list("speaker", flat=True).distinct()[:SPEAKERS_READ])
+    even typed in lowercase ("priya reports to ines"). Read once per process and scope, then only the episodes
+    stored since (by id: a short range of the primary key, not the scope's million rows per statement), and
+    whole again every SPEAKERS_FRESH seconds (an episode committed late, under a lower id, is seen then)."""
+    now = time.monotonic()
+    read_at, last_id, known = _speakers_seen.get(scope.pk, (now, 0, frozenset()))
+    if now - read_at > SPEAKERS_FRESH:
+        read_at, last_id, known = now, 0, frozenset()
+    if len(known) < SPEAKERS_READ:
+        said = Episode.objects.filter(scope=scope, pk__gt=last_id).exclude(speaker="").order_by()
+        said = list(said.values_list("speaker").annotate(top=Max("pk"))[: SPEAKERS_READ - len(known)])
+        if said:
+            known = known | frozenset(speaker for speaker, _ in said)
+            last_id = max(last_id, *(top for _, top in said))
+    if len(_speakers_seen) >= SPEAKERS_SCOPES and scope.pk not in _speakers_seen:
+        _speakers_seen.clear()  # a worker serving very many scopes reads them again rather than growing
+    _speakers_seen[scope.pk] = (read_at, last_id, known)
+    return sorted(known)
 
 
 SPEAKERS_READ = 500
+SPEAKERS_FRESH = 600  # seconds
+SPEAKERS_SCOPES = 4096  # scopes whose speakers a process keeps
+_speakers_seen: dict[int, tuple[float, int, frozenset[str]]] = {}  # scope id → (read at, highest episode id read, speakers)
 
 
 def _extract(episode: Episode, extractor: Extractor) -> ExtractionOutcome:

@@ -10,7 +10,7 @@ import pytest
 
 from memories.extraction.offline import extract
 from memories.extraction.offline.clauses import known_people
-from memories.models import Fact
+from memories.models import Episode, Fact
 from tests.retrieval.test_answer_span import say  # noqa: F401  (a fixture: statements said in the team Orbit's scope)
 
 WHEN = datetime(2025, 6, 2, 9, tzinfo=UTC)
@@ -51,3 +51,20 @@ def test_the_scope_speakers_are_passed_to_the_extractor(say):
     say("bastian", "hi, new here", "2025-03-04")
     say("odile", "bastian will report to noor from April", "2025-03-05")
     assert Fact.objects.in_scope(say.cast.scope_a).filter(attribute="reports_to", value="Noor", subject__name__iexact="bastian").exists()
+
+
+@pytest.mark.django_db
+def test_the_scope_speakers_are_read_again_only_where_new_and_never_across_scopes(say, monkeypatch):
+    from memories.services import extract as service
+
+    scope, other = say.cast.scope_a, say.cast.scope_b
+    say("noor", "morning all", "2025-03-03")
+    assert service.scope_speakers(scope) == ["noor"]
+    say("bastian", "hi, new here", "2025-03-04")
+    assert service.scope_speakers(scope) == ["bastian", "noor"]  # stored since the first read: seen
+    assert "noor" not in service.scope_speakers(other)
+    # An episode committed late under a lower id is seen when the speakers are read whole again.
+    Episode.objects.filter(scope=scope, speaker="bastian").update(speaker="bastiaan")
+    assert service.scope_speakers(scope) == ["bastian", "noor"]  # the increment reads only newer ids
+    monkeypatch.setattr(service, "SPEAKERS_FRESH", -1)
+    assert service.scope_speakers(scope) == ["bastiaan", "noor"]
