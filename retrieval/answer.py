@@ -77,14 +77,14 @@ def answer(*, scope: Scope, question: str, speaker: str = "", k: int = 10, now: 
     result = recall_evidence(scope=scope, query=question, k=k, speaker=speaker, now=now, as_of=as_of)
     facts = [item for item in result.items if item.kind == "fact"]
     direct, used = _direct_answer(scope=scope, question=question, speaker=speaker, facts=facts, now=now, as_of=as_of)
-    span, spoken = ("", None) if direct else _evidence_answer(question, result.items, scope=scope)
+    span, spoken = ("", None) if direct else _evidence_answer(question, result.items, scope=scope, current=as_of is None)
     quoted = result.items
     if not direct and not span:
         # No fact answers, yet facts about others can fill the evidence (every "X lives in Y" for "where does Oskar
         # live?") and push out the words that answer: the same question asked of what was said alone gives the span,
         # and the quote leaves out the facts about anyone the question does not name.
         said = recall_evidence(scope=scope, query=question, k=k, speaker=speaker, now=now, as_of=as_of, filters={"kinds": ["episode", "turn"]})
-        span, spoken = _evidence_answer(question, said.items, scope=scope)
+        span, spoken = _evidence_answer(question, said.items, scope=scope, current=as_of is None)
         quoted = _about_those_named(scope, question, speaker, result.items, said.items)
     if direct:
         cited = used
@@ -504,7 +504,10 @@ def _before_answer(question: str, rows: list[Fact], *, you: bool, by_id: dict) -
         return "", []
     who = "you" if you else earlier.subject.name
     span = f"{said_day(earlier.valid_from) if earlier.valid_from else '?'} to {said_day(earlier.valid_to) if earlier.valid_to else 'now'}"
-    line = f"Before {later.value}: {who} {_label(earlier)} {earlier.value} ({span})."
+    # The later value is named when the question named it; else "before" is its day, so the value asked about
+    # is the only one offered ("what did the newsletter go out through before the switch?")
+    before = later.value if named else (said_day(later.valid_from) if later.valid_from else "then")
+    line = f"Before {before}: {who} {_label(earlier)} {earlier.value} ({span})."
     return line, [by_id.get(str(earlier.public_id)) or _item(earlier), by_id.get(str(later.public_id)) or _item(later)]
 
 
@@ -566,7 +569,7 @@ def _label(fact: Fact) -> str:
             "reports_to": "reports to", "owns": "owns", "leads": "leads"}.get(fact.attribute, fact.attribute.replace("_", " ") + ":")
 
 
-def _evidence_answer(question: str, items: list[RecallItem], *, scope: Scope | None = None) -> tuple[str, RecallItem | None]:
+def _evidence_answer(question: str, items: list[RecallItem], *, scope: Scope | None = None, current: bool = True) -> tuple[str, RecallItem | None]:
     """When no fact answers but what was said does ("We moved our CI from Jenkins to GitHub
     Actions" for "what CI do we use?"): the sentence of the evidence sharing most content words
     with the question; the answer's first line is the span of it that answers ("GitHub Actions",
@@ -587,21 +590,77 @@ def _evidence_answer(question: str, items: list[RecallItem], *, scope: Scope | N
     # the question, the first whose span is found ("9 December for the beta, not 2 December" over the sentence
     # that only says 2 December, superseded since); else the best one, quoted.
     best_score = scored[0][0]
-    best, best_item, span, correction = scored[0][2], scored[0][3], "", None
+    best, best_item, span, correction, best_meant = scored[0][2], scored[0][3], "", None, scored[0][2]
     for score, _, sentence, item in scored[:6]:
         if score < max(best_score - 1, min(2, len(said))):
             break
         meant, later = _as_corrected(scope, item, sentence)
         if found := _answering_span(question, meant, item, scope=scope):
-            best, best_item, span, correction = sentence, item, found, later
+            best, best_item, span, correction, best_meant = sentence, item, found, later, meant
             break
     who = f"{best_item.speaker} said" if getattr(best_item, "speaker", "") else "It was said"
     when = f" on {said_day(best_item.occurred_at)}" if best_item.occurred_at else ""
+    corrected = correction.text.strip() if correction is not None else ""
+    if span and current and not _ASKS_PAST.search(question):
+        # A value the quote itself says is gone (or that a correction replaced) is not offered beside the current one
+        gone = _corrected_away(best, best_meant) if correction is not None else set()
+        best, corrected = (_current_quoted(text, span=span, scope=scope, gone=gone) for text in (best, corrected))
     quote = f'{who}{when}: "{best}"'
     if correction is not None:
         by = f" by {correction.speaker}" if correction.speaker and correction.speaker != best_item.speaker else ""
-        quote += f', corrected{by} on {said_day(correction.occurred_at)}: "{correction.text.strip()}"'
+        quote += f', corrected{by} on {said_day(correction.occurred_at)}: "{corrected}"'
     return (f"{span}\n{quote}" if span else quote), best_item
+
+
+# A question about what was, not what is (said in the past tense, or naming a time before): its quote may name the
+# old values ("which password manager did we only pilot?").
+_ASKS_PAST = re.compile(r"\b(?:did|was|were|had|before|previous(?:ly)?|used to|formerly|originally|earlier|prior|until|first|old|from)\b", re.I)
+# A phrase a sentence says is gone or not the one ("switching from Zoom to Teams", "moving off InDesign", "in the
+# security office, not the corridor", "reports to Ines rather than Declan", "better than the paper forms"): the
+# shortest run of up to four words after the mark that ends at punctuation or at a word that opens another phrase.
+_GONE_PHRASE = re.compile(
+    r"\b(?P<mark>from|off|not|instead of|rather than|than|replacing|ditching|dropping)\s+(?:(?:the|our|a|an|that)\s+)?"
+    r"(?P<what>[\w&'.£$€%\-]+(?:\s+[\w&'.£$€%\-]+){0,3}?)"
+    r"(?=\s*(?:[,.;:!?)]|$)|\s+(?:to|onto|into|and|or|for|in|on|at|with|so|but|as|because|was|were|is|are|has|had|will|by|from|since|until|now|this|next|any|all)\b)",
+    re.I,
+)
+_NOT_GONE = re.compile(r"\b(?:now|today|tomorrow|then|home|here|there|scratch|time|me|you|us|him|her|them|it|sure|yet|just|only|really|too|so|very)\b", re.I)
+
+
+def _current_quoted(sentence: str, *, span: str, scope: Scope | None, gone: set[str]) -> str:
+    """`sentence` quoted for an answer whose value is `span`, with each value it says is gone elided ("…"):
+    a phrase after from / off / not / rather than / than … (`_GONE_PHRASE`; after "from", "off" and "than" not a
+    date: "from 1 May"), a value `gone` (replaced by a correction), and a capitalised value the scope holds only as
+    superseded or corrected. The span itself is never elided. A superseded value is not offered as current."""
+    wanted = set(normalize_name(span).split())
+    cuts = []
+    for match in _GONE_PHRASE.finditer(sentence):
+        what, mark = match["what"], match["mark"].lower()
+        if _NOT_GONE.search(what) or (mark in ("from", "off", "than") and (re.match(r"\d", what) or parse_time(what, now=datetime.now().astimezone()))):
+            continue
+        if mark == "not" and not re.match(r"(?:the|our|a|an|that)\s|[A-Z0-9£$€]", match[0][len(match["mark"]):].strip()):
+            continue  # "not ready", "not kick": no value said
+        cuts.append(match.span("what"))
+    for match in _CAPITALISED_RUN.finditer(sentence):
+        phrase = match[0].strip(" .,'")
+        if phrase and (normalize_name(phrase) in gone or (match.start() > 0 and phrase[:1].isalpha() and _only_past(scope, phrase))):
+            cuts.append((match.start(), match.start() + len(match[0].rstrip(" .,'"))))
+    for value in gone:
+        cuts += [m.span() for m in re.finditer(rf"(?<![\w]){re.escape(value)}(?![\w])", sentence, re.I)]
+    out, end = [], 0
+    for start, stop in sorted(cuts):
+        if start < end or set(normalize_name(sentence[start:stop]).split()) & wanted:
+            continue
+        out += [sentence[end:start], "…"]
+        end = stop
+    return "".join(out) + sentence[end:]
+
+
+def _corrected_away(said: str, meant: str) -> set[str]:
+    """The words a correction replaced: those of `said` that `meant` (the sentence as corrected) no longer has
+    ("quarantine room G07" → "quarantine room G09": {"g07"})."""
+    kept = set(normalize_name(meant).split())
+    return {w for w in normalize_name(said).split() if w not in kept and (w.isdigit() or (len(w) > 1 and w not in _STOP))}
 
 
 def _as_corrected(scope: Scope | None, item: RecallItem, sentence: str) -> tuple[str, Episode | None]:
@@ -642,6 +701,7 @@ def _answering_span(question: str, sentence: str, item: RecallItem, *, scope: Sc
     from django.utils import timezone
 
     from memories.extraction.offline import extract
+    from memories.services.extract import scope_speakers
     from memories.services.resolve import team_name
 
     said = _terms(question) - _GENERIC_TERMS
@@ -649,7 +709,8 @@ def _answering_span(question: str, sentence: str, item: RecallItem, *, scope: Sc
     if expected_kind(question) == "date":  # "when …?": a date said in the sentence, or none (a name is no answer)
         verb = [w for w in re.findall(r"[a-z]+", question.lower()) if w not in _STOP]
         return date_span(sentence, item.occurred_at, near={_word(verb[-1])} if verb else set())
-    extraction = extract(text=sentence, speaker=item.speaker or "user", occurred_at=item.occurred_at or timezone.now(), team=team)
+    people = scope_speakers(scope) if scope is not None else []
+    extraction = extract(text=sentence, speaker=item.speaker or "user", occurred_at=item.occurred_at or timezone.now(), team=team, people=people)
     candidates = []
     for fact in extraction.facts:
         if fact.negated:

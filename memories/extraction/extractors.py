@@ -8,6 +8,7 @@ the rules read the text and make no reconcile decisions: `decide` returns None, 
 attribute decides" (`vocabulary.is_single_valued`).
 """
 
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -22,7 +23,7 @@ class Extractor(Protocol):
     name: str
     is_offline: bool
 
-    def extract(self, *, text: str, speaker: str, occurred_at: datetime, team: str | None = None) -> Extraction: ...
+    def extract(self, *, text: str, speaker: str, occurred_at: datetime, team: str | None = None, people: Iterable[str] = ()) -> Extraction: ...
 
     def decide(self, *, fact: ExtractedFact, candidates: list[dict]) -> ReconcileDecision | None: ...
 
@@ -33,8 +34,8 @@ class OfflineExtractor:
     name = "offline"
     is_offline = True
 
-    def extract(self, *, text: str, speaker: str, occurred_at: datetime, team: str | None = None) -> Extraction:
-        return offline.extract(text=text, speaker=speaker, occurred_at=occurred_at, team=team)
+    def extract(self, *, text: str, speaker: str, occurred_at: datetime, team: str | None = None, people: Iterable[str] = ()) -> Extraction:
+        return offline.extract(text=text, speaker=speaker, occurred_at=occurred_at, team=team, people=people)
 
     def decide(self, *, fact: ExtractedFact, candidates: list[dict]) -> ReconcileDecision | None:
         return None
@@ -49,7 +50,7 @@ class ModelExtractor:
         self.llm = llm
         self.name = llm.name
 
-    def extract(self, *, text: str, speaker: str, occurred_at: datetime, team: str | None = None) -> Extraction:
+    def extract(self, *, text: str, speaker: str, occurred_at: datetime, team: str | None = None, people: Iterable[str] = ()) -> Extraction:
         user = extraction_prompt(text=text, speaker=speaker, occurred_at=occurred_at, team=team)
         extraction = self.llm.complete_json(system=extraction_system(), user=user, schema=Extraction)
         return extraction_tidied(extraction=extraction, speaker=speaker, occurred_at=occurred_at, team=team)

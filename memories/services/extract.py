@@ -21,7 +21,7 @@ import httpx
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, transaction
-from django.db.models import F, Q
+from django.db.models import F, Max, Q
 from django.utils import timezone
 from pydantic import ValidationError
 
@@ -190,15 +190,43 @@ def speaker_name(episode: Episode) -> str:
     return episode.author.username if episode.author_id else _UNKNOWN_SPEAKER
 
 
+def scope_speakers(scope: Scope) -> list[str]:
+    """Who has spoken in `scope` (at most SPEAKERS_READ of them): the extractor reads their names as names
+    even typed in lowercase ("priya reports to ines"). Read once per process and scope, then only the episodes
+    stored since (by id: a short range of the primary key, not the scope's million rows per statement), and
+    whole again every SPEAKERS_FRESH seconds (an episode committed late, under a lower id, is seen then)."""
+    now = time.monotonic()
+    read_at, last_id, known = _speakers_seen.get(scope.pk, (now, 0, frozenset()))
+    if now - read_at > SPEAKERS_FRESH:
+        read_at, last_id, known = now, 0, frozenset()
+    if len(known) < SPEAKERS_READ:
+        said = Episode.objects.filter(scope=scope, pk__gt=last_id).exclude(speaker="").order_by()
+        said = list(said.values_list("speaker").annotate(top=Max("pk"))[: SPEAKERS_READ - len(known)])
+        if said:
+            known = known | frozenset(speaker for speaker, _ in said)
+            last_id = max(last_id, *(top for _, top in said))
+    if len(_speakers_seen) >= SPEAKERS_SCOPES and scope.pk not in _speakers_seen:
+        _speakers_seen.clear()  # a worker serving very many scopes reads them again rather than growing
+    _speakers_seen[scope.pk] = (read_at, last_id, known)
+    return sorted(known)
+
+
+SPEAKERS_READ = 500
+SPEAKERS_FRESH = 600  # seconds
+SPEAKERS_SCOPES = 4096  # scopes whose speakers a process keeps
+_speakers_seen: dict[int, tuple[float, int, frozenset[str]]] = {}  # scope id → (read at, highest episode id read, speakers)
+
+
 def _extract(episode: Episode, extractor: Extractor) -> ExtractionOutcome:
     scope = episode.scope
     speaker = speaker_name(episode)
     team = team_name(scope)
-    extraction = extractor.extract(text=episode.text, speaker=speaker, occurred_at=episode.occurred_at, team=team)
+    people = scope_speakers(scope)
+    extraction = extractor.extract(text=episode.text, speaker=speaker, occurred_at=episode.occurred_at, team=team, people=people)
     if not isinstance(extraction, Extraction):
         extraction = Extraction.model_validate(extraction)
     if extractor.is_offline and correction_read(episode.text) is not None:
-        extraction = _amendment_read(episode, extraction, extractor=extractor, team=team)
+        extraction = _amendment_read(episode, extraction, extractor=extractor, team=team, people=people)
     extraction, dropped = _capped(extraction, episode=episode)
     default_from = _not_after(extraction.occurred_at, episode.occurred_at) or episode.occurred_at
 
@@ -261,7 +289,7 @@ def _extract(episode: Episode, extractor: Extractor) -> ExtractionOutcome:
     return ExtractionOutcome(episode.public_id, EpisodeStatus.DONE, changes=changes, facts_dropped=dropped)
 
 
-def _amendment_read(episode: Episode, extraction: Extraction, *, extractor: Extractor, team: str | None) -> Extraction:
+def _amendment_read(episode: Episode, extraction: Extraction, *, extractor: Extractor, team: str | None, people: list[str]) -> Extraction:
     """A short correction ("sorry, Wednesday", "scratch that, 36") corrects the statement just
     before it (the latest of the scope's last CORRECTION_AMONG episodes within CORRECTION_WITHIN, anyone's,
     that `amend.holds_shape`; `amend.amended`): that statement is read again as the correction says it should have been, and each
@@ -277,8 +305,8 @@ def _amendment_read(episode: Episode, extraction: Extraction, *, extractor: Extr
         if meant is None:
             return extraction  # the statement it is about, but which value is not clear: read on its own
         who = speaker_name(said)
-        before = extractor.extract(text=said.text, speaker=who, occurred_at=said.occurred_at, team=team).facts
-        after = extractor.extract(text=meant, speaker=who, occurred_at=said.occurred_at, team=team).facts
+        before = extractor.extract(text=said.text, speaker=who, occurred_at=said.occurred_at, team=team, people=people).facts
+        after = extractor.extract(text=meant, speaker=who, occurred_at=said.occurred_at, team=team, people=people).facts
         first = {(f.subject.lower(), canonical_attribute(f.attribute)): f.value for f in before}
         corrected = [
             fact.model_copy(update={"corrects": first[key]})

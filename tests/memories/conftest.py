@@ -31,7 +31,7 @@ class ScriptedLLM:
         self.extract_calls = []
         self.decide_calls = []
 
-    def extract(self, *, text, speaker, occurred_at, team=None):
+    def extract(self, *, text, speaker, occurred_at, team=None, people=()):
         self.extract_calls.append({"text": text, "speaker": speaker, "occurred_at": occurred_at})
         step = self.script.pop(0) if self.script else Extraction()
         if isinstance(step, Exception):

@@ -19,9 +19,10 @@ not Lisbon") marks its facts with the value it corrects (`ExtractedFact.corrects
 
 import logging
 import re
+from collections.abc import Iterable
 from datetime import UTC, datetime
 
-from memories.extraction.offline.clauses import normalise, read_sentence, sentences
+from memories.extraction.offline.clauses import known_people, normalise, read_sentence, sentences
 from memories.extraction.offline.context import Context
 from memories.extraction.offline.facts import MAX_FACTS, entities_of, episode_importance, facts_deduped
 from memories.extraction.schemas import Extraction, ExtractedFact
@@ -32,13 +33,16 @@ __all__ = ["MAX_FACTS", "extract"]
 log = logging.getLogger(__name__)
 
 
-def extract(*, text: str, speaker: str, occurred_at: datetime, team: str | None = None) -> Extraction:
+def extract(*, text: str, speaker: str, occurred_at: datetime, team: str | None = None, people: Iterable[str] = ()) -> Extraction:
     """Entities, atomic facts, importance and (if the text says when) occurred_at. Never raises.
-    `team`: the team whose scope this is; "we" / "our" then mean the team, not the speaker."""
+    `team`: the team whose scope this is; "we" / "our" then mean the team, not the speaker.
+    `people`: who else speaks in this scope; their names are names even typed in lowercase
+    ("priya reports to ines", `clauses.names_capitalised`)."""
     speaker_name = (speaker or "").strip() or "user"
     if occurred_at.tzinfo is None:
         occurred_at = occurred_at.replace(tzinfo=UTC)
-    ctx = Context(speaker=speaker_name, occurred_at=occurred_at, tz=occurred_at.tzinfo, team=(team or "").strip() or None)
+    ctx = Context(speaker=speaker_name, occurred_at=occurred_at, tz=occurred_at.tzinfo, team=(team or "").strip() or None,
+                  people=known_people([speaker_name, *people]))
     ctx.subject_kinds[speaker_name] = "person"
     if ctx.team:
         ctx.subject_kinds[ctx.team] = "organization"

@@ -7,7 +7,7 @@ from memories.extraction.offline.context import Clause, Context
 from memories.extraction.offline.dates import take_dates
 from memories.extraction.offline.rules.team import due_date, verb_base
 from memories.extraction.offline.subjects import HYPOTHETICAL, common_subject, correction_taken, read_clause, team_said_as_we
-from memories.extraction.offline.words import PREDICATE_VERBS
+from memories.extraction.offline.words import NOT_NAMES, PREDICATE_VERBS
 from memories.extraction.vocabulary import CORRECTION_ATTRIBUTE, CORRECTS_CURRENT
 
 MAX_CLAUSE_CHARS = 400  # longer "clauses" are run-ons or pasted data, not statements
@@ -144,6 +144,26 @@ _CLAUSE_SPLIT = re.compile(
 )
 
 
+def known_people(names) -> dict[str, str]:
+    """The people of a scope as they may be typed in lowercase → as a name: one word of letters, three or
+    more, that is no word a sentence opens with (`NOT_NAMES`: "may", "will") and no verb."""
+    out = {}
+    for name in names:
+        name = (name or "").strip()
+        if re.fullmatch(r"[A-Za-z][a-z'\-]{2,}", name) and name.lower() not in NOT_NAMES and not re.fullmatch(PREDICATE_VERBS, name.lower()):
+            out[name.lower()] = name[0].upper() + name[1:]
+    return out
+
+
+def names_capitalised(sentence: str, ctx: Context) -> str:
+    """Chat types its people's names in lowercase ("priya reports to ines", "tobias and sigrid report to
+    me"), and every rule reads a name by its capital: the scope's speakers (`Context.people`) are
+    capitalised wherever said as a word of their own (not "@priya", "priya.k", "priya's-…")."""
+    if not any(name in sentence for name in ctx.people):
+        return sentence  # most sentences name no one in lowercase: no pass over their words
+    return re.sub(r"(?<![\w@.\-])[a-z][a-z'\-]{2,}(?![\w@\-]|\.\w)", lambda m: ctx.people.get(m[0], m[0]), sentence)
+
+
 def read_sentence(sentence: str, ctx: Context) -> None:
     if sentence.rstrip("\"') ").endswith("?"):
         return  # a question states nothing
@@ -160,6 +180,7 @@ def read_sentence(sentence: str, ctx: Context) -> None:
         sentence = re.sub(r"^(?:we|the team|our team)\s+(?:are|is)\s+(\w+ing)\b", lambda v: f"we decided to {verb_base(v[1])}", sentence, flags=re.I)
     # Chat typed all in lowercase ("i live in new york") gets lowercase places and organisations.
     typed_lowercase = not re.search(r"[A-Z]", re.sub(r"\bI\b", "", sentence))
+    sentence = names_capitalised(sentence, ctx)  # after: whether the chat is typed in lowercase is said by what was typed
     pieces = [p.strip(" ,") for p in _CLAUSE_SPLIT.split(sentence) if p and p.strip(" ,")]
     clauses = []
     correcting: str | None = CORRECTS_CURRENT if _CORRECTION_MARK.match(_DISCOURSE_LEAD.sub("", sentence)) or said == "corrects" else None

@@ -27,6 +27,7 @@ class Context:
     last_third_person: str | None = None
     event_at: datetime | None = None
     last_thing: str | None = None  # the head of the team thing last read: "the North American ones" are servers
+    people: dict[str, str] = field(default_factory=dict)  # the scope's speakers typed in lowercase → as a name ("priya" → "Priya")
 
     @property
     def we(self) -> str:
