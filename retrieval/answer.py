@@ -601,10 +601,12 @@ def _evidence_answer(question: str, items: list[RecallItem], *, scope: Scope | N
     who = f"{best_item.speaker} said" if getattr(best_item, "speaker", "") else "It was said"
     when = f" on {said_day(best_item.occurred_at)}" if best_item.occurred_at else ""
     corrected = correction.text.strip() if correction is not None else ""
-    if span and current and not _ASKS_PAST.search(question):
-        # A value the quote itself says is gone (or that a correction replaced) is not offered beside the current one
+    if span and current:
+        # A value the quote itself says is gone (or that a correction replaced) is not offered beside the current one;
+        # a question about what was keeps what the sentence says was (never what a correction said was wrong).
         gone = _corrected_away(best, best_meant) if correction is not None else set()
-        best, corrected = (_current_quoted(text, span=span, scope=scope, gone=gone) for text in (best, corrected))
+        past = bool(_ASKS_PAST.search(question))
+        best, corrected = (_current_quoted(text, span=span, scope=scope, gone=gone, past=past) for text in (best, corrected))
     quote = f'{who}{when}: "{best}"'
     if correction is not None:
         by = f" by {correction.speaker}" if correction.speaker and correction.speaker != best_item.speaker else ""
@@ -627,14 +629,16 @@ _GONE_PHRASE = re.compile(
 _NOT_GONE = re.compile(r"\b(?:now|today|tomorrow|then|home|here|there|scratch|time|me|you|us|him|her|them|it|sure|yet|just|only|really|too|so|very)\b", re.I)
 
 
-def _current_quoted(sentence: str, *, span: str, scope: Scope | None, gone: set[str]) -> str:
+def _current_quoted(sentence: str, *, span: str, scope: Scope | None, gone: set[str], past: bool = False) -> str:
     """`sentence` quoted for an answer whose value is `span`, with each value it says is gone elided ("…"):
     a phrase after from / off / not / rather than / than … (`_GONE_PHRASE`; after "from", "off" and "than" not a
     date: "from 1 May"), a value `gone` (replaced by a correction), and a capitalised value the scope holds only as
-    superseded or corrected. The span itself is never elided. A superseded value is not offered as current."""
+    superseded or corrected. The span itself is never elided. A superseded value is not offered as current.
+    `past`: the question asks what was ("how many did we order?"): only what a correction replaced is elided, the
+    sentence's old values stay."""
     wanted = set(normalize_name(span).split())
     cuts = []
-    for match in _GONE_PHRASE.finditer(sentence):
+    for match in () if past else _GONE_PHRASE.finditer(sentence):
         what, mark = match["what"], match["mark"].lower()
         if _NOT_GONE.search(what) or (mark in ("from", "off", "than") and (re.match(r"\d", what) or parse_time(what, now=datetime.now().astimezone()))):
             continue
@@ -643,7 +647,7 @@ def _current_quoted(sentence: str, *, span: str, scope: Scope | None, gone: set[
         cuts.append(match.span("what"))
     for match in _CAPITALISED_RUN.finditer(sentence):
         phrase = match[0].strip(" .,'")
-        if phrase and (normalize_name(phrase) in gone or (match.start() > 0 and phrase[:1].isalpha() and _only_past(scope, phrase))):
+        if phrase and (normalize_name(phrase) in gone or (not past and match.start() > 0 and phrase[:1].isalpha() and _only_past(scope, phrase))):
             cuts.append((match.start(), match.start() + len(match[0].rstrip(" .,'"))))
     for value in gone:
         cuts += [m.span() for m in re.finditer(rf"(?<![\w]){re.escape(value)}(?![\w])", sentence, re.I)]

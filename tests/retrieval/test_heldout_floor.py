@@ -50,7 +50,10 @@ the other sets, and judged it without being studied: 80 = 0.360 → 90 = 0.405 o
 73 → 82 here (its floor).
 The eighth pass (the scope's speakers read as names in lowercase; quotes that do not offer a value they say is gone;
 docs/ARCHITECTURE.md, "Eighth pass") studied heldout-j's failures: 90 → 97 of 222 with the local model; here heldout-h
-108 → 112, heldout-i 110 → 112, heldout-j 82 → 91 (the floors below), the others unchanged.
+108 → 113, heldout-i 110 → 115, heldout-j 82 → 91 (the floors below), the others unchanged. heldout-k.yaml (the
+production, taproom and sales crew of a made-up brewery, 232 questions) was written blind before the eighth pass the
+same way and judged it without being studied: 100 = 0.431 → 106 = 0.457 of 232 with the local model, 101 here after
+(its floor).
 Through recorded model replies: not done (no model is reachable here to record replies for these
 suites' statements)."""
 
@@ -68,7 +71,8 @@ TARGET = 0.90  # the issue's; not reached offline
 @pytest.mark.parametrize("suite, right, questions", [("heldout-a.yaml", 144, 174), ("heldout-b.yaml", 68, 68), ("heldout-c.yaml", 157, 167),
                                                         ("heldout-d.yaml", 159, 236), ("heldout-e.yaml", 155, 254),
                                                         ("heldout-f.yaml", 105, 191), ("heldout-g.yaml", 119, 190),
-                                                        ("heldout-h.yaml", 112, 191), ("heldout-i.yaml", 112, 220), ("heldout-j.yaml", 91, 222)])
+                                                        ("heldout-h.yaml", 113, 191), ("heldout-i.yaml", 115, 220), ("heldout-j.yaml", 91, 222),
+                                                        ("heldout-k.yaml", 101, 232)])
 def test_the_held_out_suites_answer_at_their_floor_offline(cast, suite, right, questions):
     report = run_scenarios(owner=cast.owner, path=SCENARIOS / suite)
     assert report["provider"] == "offline" and report["failed_extractions"] == 0 and report["questions"] == questions
