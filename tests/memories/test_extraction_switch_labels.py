@@ -16,6 +16,7 @@ from memories.extraction.vocabulary import REPLACEMENT_ATTRIBUTE, canonical_attr
 from memories.models import Fact, FactStatus
 from tests.retrieval.test_answer_span import say  # noqa: F401  (a fixture: statements said in the team Orbit's scope)
 
+pytestmark = pytest.mark.django_db
 SAID = datetime(2026, 6, 15, 12, tzinfo=UTC)
 TEAM = "Orbit"
 
@@ -64,11 +65,36 @@ def test_a_switch_under_way_in_the_passive(text, expected):
         assert expected in triples(text)
 
 
-pytestmark = pytest.mark.django_db
+@pytest.mark.parametrize("text, expected", [
+    ("Zettle is live, Square is read-only from today", ("Zettle", "Square")),
+    ("Deputy went live 🎉 Rotacloud is read-only until the end of the month, then cancelled", ("Deputy", "Rotacloud")),
+    ("Airtable has gone live. Excel 365 is switched off", ("Airtable", "Excel 365")),
+    ("Pleo is now live and Expensify is gone, snap your receipts in the app", ("Pleo", "Expensify")),
+])
+def test_a_tool_gone_live_beside_one_gone_is_a_switch_from_it(text, expected):
+    new, old = expected
+    assert (TEAM, REPLACEMENT_ATTRIBUTE, new, old) in triples(text)
+
+
+@pytest.mark.parametrize("text, team", [
+    ("Zettle is live", TEAM),  # nothing said gone: a launch, not a switch
+    ("Season 5 is live, Square is read-only", None),  # a personal chat switches no team's tools
+    ("Zettle is live and Square is gone, and Pleo is live too", TEAM),  # two gone live: which replaced it is not said
+])
+def test_a_tool_gone_live_alone_is_no_switch(text, team):
+    assert all(attribute != REPLACEMENT_ATTRIBUTE or value not in {"Zettle", "Season 5", "Pleo"}
+               for _, attribute, value, _ in triples(text, team=team))
+
 
 
 def held(say, attribute):
     return [(f.value, f.status) for f in Fact.objects.in_scope(say.cast.scope_a).filter(attribute=attribute).order_by("id")]
+
+
+def test_a_tool_gone_live_supersedes_the_one_gone(say):
+    say("bilal", "the bar tills are on Square", "2025-02-10")
+    say("bilal", "Zettle is live 🎉 Square is read-only from today", "2025-08-11")
+    assert held(say, "bar_till_tool") == [("Square", FactStatus.SUPERSEDED), ("Zettle", FactStatus.ACTIVE)]
 
 
 def test_a_labelled_switch_supersedes_the_tool_the_thing_had(say):
