@@ -569,12 +569,17 @@ def _label(fact: Fact) -> str:
             "reports_to": "reports to", "owns": "owns", "leads": "leads"}.get(fact.attribute, fact.attribute.replace("_", " ") + ":")
 
 
+_NOW_WORDS = re.compile(r"\b(?:these\s+days|nowadays|at\s+the\s+moment|right\s+now|currently)\b", re.I)
+
+
 def _evidence_answer(question: str, items: list[RecallItem], *, scope: Scope | None = None, current: bool = True) -> tuple[str, RecallItem | None]:
     """When no fact answers but what was said does ("We moved our CI from Jenkins to GitHub
     Actions" for "what CI do we use?"): the sentence of the evidence sharing most content words
     with the question; the answer's first line is the span of it that answers ("GitHub Actions",
-    `_answering_span`), then the sentence quoted with who said it and when."""
-    said = _terms(question) - _GENERIC_TERMS
+    `_answering_span`), then the sentence quoted with who said it and when. The question's words of
+    time ("these days", "nowadays") say when, not what: no sentence is chosen for them ("… living in
+    Northampton these days" for "who looks after the carrier integrations these days?")."""
+    said = _terms(_NOW_WORDS.sub(" ", question)) - _GENERIC_TERMS
     if not said:
         return "", None
     scored = []
