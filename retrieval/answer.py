@@ -569,12 +569,19 @@ def _label(fact: Fact) -> str:
             "reports_to": "reports to", "owns": "owns", "leads": "leads"}.get(fact.attribute, fact.attribute.replace("_", " ") + ":")
 
 
+_NOW_WORDS = re.compile(r"\b(?:these\s+days|nowadays|at\s+the\s+moment|right\s+now|currently)\b", re.I)
+
+
 def _evidence_answer(question: str, items: list[RecallItem], *, scope: Scope | None = None, current: bool = True) -> tuple[str, RecallItem | None]:
     """When no fact answers but what was said does ("We moved our CI from Jenkins to GitHub
     Actions" for "what CI do we use?"): the sentence of the evidence sharing most content words
     with the question; the answer's first line is the span of it that answers ("GitHub Actions",
-    `_answering_span`), then the sentence quoted with who said it and when."""
-    said = _terms(question) - _GENERIC_TERMS
+    `_answering_span`), then the sentence quoted with who said it and when. The question's words of
+    time ("these days", "nowadays") say when, not what: they only break ties between sentences
+    ("… living in Northampton these days" is not chosen for "who looks after the carrier integrations
+    these days?", but "I look after X these days" is over "the flat looks out on …")."""
+    said_all = _terms(question) - _GENERIC_TERMS
+    said = (_terms(_NOW_WORDS.sub(" ", question)) - _GENERIC_TERMS) or said_all
     if not said:
         return "", None
     scored = []
@@ -582,17 +589,18 @@ def _evidence_answer(question: str, items: list[RecallItem], *, scope: Scope | N
         for sentence in re.split(r"(?<=[.!?])\s+", item.text or ""):
             if sentence.rstrip().endswith("?"):
                 continue
-            scored.append((len(said & _terms(sentence)), -rank, sentence.strip(), item))
-    scored.sort(key=lambda c: (c[0], c[1]), reverse=True)
-    if not scored or scored[0][0] < min(2, len(said)):
+            terms = _terms(sentence)
+            scored.append((len(said & terms), -rank, sentence.strip(), item, len(said_all & terms)))
+    scored.sort(key=lambda c: (c[0], c[4], c[1]), reverse=True)  # the words of time only break ties
+    if not scored or scored[0][0] < min(2, len(said_all)):  # a question of one word and "these days" is still two to match
         return "", None
     # The best sentence that answers with a value still held: of those sharing as many words, or one fewer, with
     # the question, the first whose span is found ("9 December for the beta, not 2 December" over the sentence
     # that only says 2 December, superseded since); else the best one, quoted.
     best_score = scored[0][0]
     best, best_item, span, correction, best_meant = scored[0][2], scored[0][3], "", None, scored[0][2]
-    for score, _, sentence, item in scored[:6]:
-        if score < max(best_score - 1, min(2, len(said))):
+    for score, _, sentence, item, _ in scored[:6]:
+        if score < max(best_score - 1, min(2, len(said_all))):
             break
         meant, later = _as_corrected(scope, item, sentence)
         if found := _answering_span(question, meant, item, scope=scope):

@@ -33,6 +33,11 @@ PRIORITY_PATTERNS: list[tuple[re.Pattern, tuple[str, ...]]] = [
 ]
 # Question words → the attributes that answer them, most specific first.
 ATTRIBUTE_PATTERNS: list[tuple[re.Pattern, tuple[str, ...]]] = [
+    # "where's lena from?", "which city is Dev originally from?", "where does Ana come from?": one person's origin, not
+    # their home (a question with no one named is no one's origin: the subject is one word before "from")
+    (re.compile(r"^\s*(?:where|which\s+(?:city|town|country|village|place|part\s+of\s+\w+)|what\s+(?:city|town|country|village))"
+                r"(?:'s|’s|\s+is|\s+was|\s+does|\s+did)\s+[A-Za-z][\w\-]+(?:'s|’s)?\s+(?:originally\s+)?(?:come\s+|hail\s+)?from\s*\??\s*$", re.I),
+     ("is_from", "grew_up_in", "born_in")),
     (re.compile(r"(?<!\bgo )(?<!\bgoes )(?<!\bwent )(?<!\bgone )\b(live|lives|living|lived|reside|resides|based|home|hometown|city|address|moved?)\b", re.I), ("lives_in",)),
     (re.compile(r"\b(job|jobs|work|works|working|worked|employer|company|role|position|title|occupation|profession|career|for a living)\b", re.I), ("role", "works_at")),
     (re.compile(r"\b(pets?|dogs?|cats?)\b", re.I), ("has_pet",)),

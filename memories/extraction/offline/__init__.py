@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from memories.extraction.offline.clauses import known_people, normalise, read_sentence, sentences
 from memories.extraction.offline.context import Context
 from memories.extraction.offline.facts import MAX_FACTS, entities_of, episode_importance, facts_deduped
+from memories.extraction.offline.words import NOT_NAMES
 from memories.extraction.schemas import Extraction, ExtractedFact
 from memories.extraction.vocabulary import REPLACEMENT_ATTRIBUTE
 
@@ -56,7 +57,7 @@ def extract(*, text: str, speaker: str, occurred_at: datetime, team: str | None 
                 ctx.event_at = dated_before  # "Tomasz is just on call this week": a date in a sentence that states nothing dates nothing
         except Exception:  # one odd sentence must not cost the rest (the raw text is kept anyway)
             log.warning("offline extractor failed on a sentence; skipped", exc_info=True)
-    facts = _gone_replaced(_household(facts_deduped(ctx.facts)[:MAX_FACTS], ctx), normalise(text or ""))
+    facts = _gone_replaced(_household(facts_deduped(ctx.facts)[:MAX_FACTS], ctx), normalise(text or ""), ctx)
     return Extraction(
         entities=entities_of(facts, ctx),
         facts=facts,
@@ -66,20 +67,33 @@ def extract(*, text: str, speaker: str, occurred_at: datetime, team: str | None 
     )
 
 
-# "Jira's gone", "TeamCity is switched off", "React Native is officially dead": a tool said to be gone.
-_GONE = re.compile(r"(?P<old>(?-i:[A-Z])[\w.\-]*(?:\s+(?-i:[A-Z])[\w.\-]*)?)(?:'s|\s+(?:is|was|has been|got|are|were))\s+(?:\w+ly\s+|now\s+|finally\s+)?"
+# "Jira's gone", "TeamCity is switched off", "React Native is officially dead", "Sage 50 is read-only": a tool said to be gone.
+_GONE = re.compile(r"(?P<old>(?-i:[A-Z])[\w.\-]*(?:\s+(?:(?-i:[A-Z])[\w.\-]*|\d+))?)(?:'s|\s+(?:is|was|has been|got|are|were))\s+(?:\w+ly\s+|now\s+|finally\s+)?"
                    r"(?:gone|dead|switched off|turned off|shut down|retired|decommissioned|deprecated|read-only)\b", re.I)
 
 
-def _gone_replaced(facts: list[ExtractedFact], text: str) -> list[ExtractedFact]:
+# "Zettle is live", "Rootly went live", "Deputy is now live": a name said to go live (read only beside one said to be gone).
+_LIVE = re.compile(r"(?:^|(?<=[.!?,;]\s)|(?<=\band\s))(?P<new>(?-i:[A-Z])[\w.\-]*(?:\s+(?-i:[A-Z])[\w.\-]*)?)\s+(?:is|has gone|went|has been)\s+(?:now\s+|finally\s+|officially\s+)?live\b", re.I)
+
+
+def _gone_replaced(facts: list[ExtractedFact], text: str, ctx: Context) -> list[ExtractedFact]:
     """A tool the team is now on, said with no function, beside another said to be gone ("Jira's
     gone, we've been on Shortcut since Monday"): a switch from the gone one, so the memory puts
-    the new tool on the old one's attribute (`REPLACEMENT_ATTRIBUTE`) and the old one is history."""
+    the new tool on the old one's attribute (`REPLACEMENT_ATTRIBUTE`) and the old one is history.
+    So is a name said to go live beside it in a team's chat ("Zettle is live, Square is read-only
+    from today"), when the statement gave that name no fact of its own."""
     gone = [m["old"] for m in _GONE.finditer(text)]
     if len(gone) != 1:
         return facts
-    return [f.model_copy(update={"attribute": REPLACEMENT_ATTRIBUTE, "previous_value": gone[0]})
-            if f.attribute == "uses" and f.previous_value is None and f.value.casefold() != gone[0].casefold() else f for f in facts]
+    facts = [f.model_copy(update={"attribute": REPLACEMENT_ATTRIBUTE, "previous_value": gone[0]})
+             if f.attribute == "uses" and f.previous_value is None and f.value.casefold() != gone[0].casefold() else f for f in facts]
+    said = {f.value.casefold() for f in facts}
+    live = [m["new"] for m in _LIVE.finditer(text) if m["new"].casefold() not in said and m["new"].casefold() != gone[0].casefold()
+            and m["new"].split()[0].lower() not in NOT_NAMES]
+    if ctx.team and len(live) == 1 and len(facts) < MAX_FACTS:
+        facts.append(ExtractedFact(subject=ctx.team, attribute=REPLACEMENT_ATTRIBUTE, value=live[0], object_entity=live[0], object_kind="organization",
+                                   sentence=f"We use {live[0]} instead of {gone[0]}.", previous_value=gone[0], confidence=0.8))
+    return facts
 
 
 def _household(facts: list[ExtractedFact], ctx: Context) -> list[ExtractedFact]:

@@ -144,6 +144,23 @@ _CLAUSE_SPLIT = re.compile(
 )
 
 
+# Chat drops the "I" of what one says about oneself ("Sheffield lass, live in Staveley", "grew up in Leicester",
+# "Living in Windermere with my partner", "tomas, cellar and brewing. from Brno, …"): a phrase that opens with where
+# one lives, grew up or was born is the speaker's; "from <Name>" only as a whole phrase ("from Monday the rota …" is a date).
+_DROPPED_I = re.compile(r"^(?:(?:originally|also)\s+)?(?:(?P<verb>live|lived|grew up)|(?P<am>living|based)|(?P<was>born and raised|born|raised))\s+in\s+\S", re.I)
+_DROPPED_I_FROM = re.compile(r"^(?:originally\s+)?from\s+(?P<name>(?-i:[A-Z])[\w\-]+(?:\s+(?-i:[A-Z])[\w\-]+){0,2})(?:\s+originally)?$", re.I)
+
+
+def said_without_i(text: str) -> str:
+    """The phrase with the "I" chat left out put back ("live in Staveley with Jo" → "I live in Staveley with Jo",
+    "from Brno" → "I am from Brno"); any other phrase as it was."""
+    if m := _DROPPED_I.match(text):
+        return f"I {text}" if m["verb"] else f"I am {text}" if m["am"] else f"I was {text}"
+    if (m := _DROPPED_I_FROM.match(text)) and m["name"].split()[0].lower() not in NOT_NAMES:
+        return f"I am {text}"
+    return text
+
+
 def known_people(names) -> dict[str, str]:
     """The people of a scope as they may be typed in lowercase → as a name: one word of letters, three or
     more, that is no word a sentence opens with (`NOT_NAMES`: "may", "will") and no verb."""
@@ -192,6 +209,8 @@ def read_sentence(sentence: str, ctx: Context) -> None:
         pieces = [p.strip(" ,") for p in _CLAUSE_SPLIT.split(about["rest"]) if p and p.strip(" ,")]
     for piece in pieces:
         piece = _DISCOURSE.sub("", piece).strip(" ,")
+        if "," not in piece:  # a clause of phrases puts its "I" back phrase by phrase (`_segments_read`): not on what follows
+            piece = said_without_i(piece)
         if not piece or len(piece) > MAX_CLAUSE_CHARS:
             continue
         clause = Clause(text=team_said_as_we(piece, ctx), typed_lowercase=typed_lowercase, topic=label or None)
@@ -252,6 +271,7 @@ def _segments_read(segments: list[str], clause: Clause, ctx: Context, subject: s
     the last phrase read."""
     first = len(ctx.facts)
     for number, text in enumerate(segments):
+        text = said_without_i(text)
         # The first phrase is read alone in a team's chat ("CI runs on TeamCity, on the old server under …"), and in a
         # personal one when a later phrase made the clause a hypothetical ("I live in Cleethorpes, … if the level
         # crossing behaves": a personal chat's commas are mostly chatter, and reading each again costs ~10 % of

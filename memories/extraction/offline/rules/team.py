@@ -67,13 +67,32 @@ def known_function(fn: str) -> bool:
 _PHRASE_KEYS = (frozenset(FUNCTION_PHRASES.values()) | frozenset(FUNCTION_SYNONYMS.values())) - TEAM_THINGS
 
 
-def topic_function(topic: str | None) -> str | None:
-    """The function a label names ("Version control news: …" → version control), if any."""
+# Labels that head chat's statements without naming what they are about ("Personal news: …", "Random one: …").
+_GENERIC_LABELS = frozenset("personal random intro intros reminder fyi psa update updates news note notes announcement record "
+                            "today tonight tomorrow weekend heads up one thing things question ps edit".split())
+
+
+def topic_function(topic: str | None, *, people: dict[str, str] | None = None) -> str | None:
+    """The function a label before a colon names, if any: a known function ("Version control news: …" →
+    version control), or the thing a switch under it is about, said in one to three plain nouns ("taproom
+    tills: we're ditching Square …", "QC records: …"); not a generic label ("Personal news"), a team event,
+    people ("kids: …") or someone addressed by name ("kofi: …", `people`). Read only for switches whose
+    statement names no function of its own."""
     if not topic:
         return None
     topic = re.sub(r"\s+(?:news|update|updates|change|changes|note|notes|stuff|corner|heads up)$", "", topic.strip(), flags=re.I)
-    topic = re.sub(r"^(?:(?:quick|small|big|short|brief|important|some|a|an|the)\s+)+", "", topic, flags=re.I)
-    return topic if known_function(topic) else None
+    topic = re.sub(r"^(?:(?:quick|small|big|short|brief|important|some|a|an|the|our|new)\s+)+", "", topic, flags=re.I)
+    if known_function(topic):
+        return topic
+    words = topic.split()
+    if not 1 <= len(words) <= 3 or not all(re.fullmatch(r"(?:[A-Za-z][a-z\-]+|[A-Z]{2,5})", w) for w in words):
+        return None  # "Ekos 2.0", "Maya's corner", a sentence
+    lowered = {w.lower() for w in words}
+    if lowered & (_GENERIC_LABELS | _PEOPLE_NOUNS) or singular(words[-1]).lower() in TEAM_THINGS or words[-1].lower() in _NOT_A_FUNCTION:
+        return None
+    if len(words) == 1 and (words[0].lower() in (people or {}) or (words[0][:1].isupper() and words[0][1:].islower() and people is None)):
+        return None  # "Kofi: we moved from Zoom to Teams" speaks to Kofi
+    return topic
 
 
 def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confidence: float) -> bool:
@@ -95,8 +114,10 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
                 return True
             if not fn:
                 return _replaced(ctx, clause, ctx.we, old, subject, confidence)
-    # "Jira was replaced by Linear": the subject is the old tool, the team the one that switched
-    if (m := re.match(r"^(?:was|were|is|has been|got|have been)\s+replaced\s+(?:by|with)\s+(?P<b>.+)$", t, re.I)) and subject[:1].isupper():
+    # "Jira was replaced by Linear": the subject is the old tool, the team the one that switched (under way too: "Jira is
+    # being replaced by Linear", "Square is being swapped for Zettle from 1 May", from the day said or the date it names)
+    if (m := re.match(r"^(?:was|were|is|has been|got|have been|(?:is|are|was|were)\s+being)\s+(?:replaced\s+(?:by|with)|swapped\s+(?:out\s+)?(?:for|with))\s+(?P<b>.+)$", t, re.I)) \
+            and subject[:1].isupper():
         new = _tool(m["b"], clause)
         if new and new[:1].isupper():
             return _replaced(ctx, clause, ctx.we, subject, new, confidence)
@@ -137,7 +158,7 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
     if subject == ctx.team and (m := re.match(r"^(?:switched|migrated|moved|changed|gone|went)\s+(?:over\s+)?from\s+(?P<a>.+?)\s+(?:over\s+)?to\s+(?P<b>.+)$", t, re.I)):
         old, new = _tool(m["a"], clause), _tool(m["b"], clause)
         if old and new and old[:1].isupper() and new[:1].isupper():
-            if fn := topic_function(clause.topic):
+            if fn := topic_function(clause.topic, people=ctx.people):
                 fact_add(ctx, clause, subject, tool_attribute(fn), new, obj=new, obj_kind="organization", previous=old, confidence=confidence)
                 return True
             return _replaced(ctx, clause, subject, old, new, confidence)
@@ -285,7 +306,11 @@ def _tool_by_verb(t: str, subject: str, clause: Clause, ctx: Context, confidence
 
 
 def _replaced(ctx: Context, clause: Clause, subject: str, old: str, new: str, confidence: float) -> bool:
-    """A switch that names no function: the memory puts it on the old tool's attribute (`REPLACEMENT_ATTRIBUTE`)."""
+    """A switch that names no function: the label's, when a label before a colon names one ("taproom tills: we
+    ditched Square for Epos Now"), else the memory puts it on the old tool's attribute (`REPLACEMENT_ATTRIBUTE`)."""
+    if fn := topic_function(clause.topic, people=ctx.people):
+        fact_add(ctx, clause, subject, tool_attribute(fn), new, obj=new, obj_kind="organization", previous=old, confidence=confidence)
+        return True
     fact_add(ctx, clause, subject, REPLACEMENT_ATTRIBUTE, new, obj=new, obj_kind="organization", previous=old, confidence=confidence,
              sentence=f"{subject} uses {new} instead of {old}.")
     return True
