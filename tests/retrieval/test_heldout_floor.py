@@ -56,7 +56,9 @@ same way and judged it without being studied: 100 = 0.431 → 106 = 0.457 of 232
 (its floor).
 The ninth pass (switches under a label or gone live, the "I" chat leaves out, "where is X from?"; docs/ARCHITECTURE.md,
 "Ninth pass") studied heldout-k's failures with all the sets above as development sets: here heldout-i 115 → 119,
-heldout-j 91 → 95, heldout-k 101 → 106 (the floors below), the others unchanged. heldout-l is its blind judge, run by the lead.
+heldout-j 91 → 95, heldout-k 101 → 106 (the floors below), the others unchanged. heldout-l.yaml (a theatre's
+production crew, 230 questions) was written blind before the ninth pass and judged it without being studied: 100 =
+0.435 → 102 = 0.443 of 230 with the local model, 95 → 97 here (its floor).
 Through recorded model replies: not done (no model is reachable here to record replies for these
 suites' statements)."""
 
@@ -75,7 +77,8 @@ TARGET = 0.90  # the issue's; not reached offline
                                                         ("heldout-d.yaml", 159, 236), ("heldout-e.yaml", 155, 254),
                                                         ("heldout-f.yaml", 105, 191), ("heldout-g.yaml", 119, 190),
                                                         ("heldout-h.yaml", 113, 191), ("heldout-i.yaml", 119, 220), ("heldout-j.yaml", 95, 222),
-                                                        ("heldout-k.yaml", 106, 232)])
+                                                        ("heldout-k.yaml", 106, 232),
+                                                        ("heldout-l.yaml", 97, 230)])
 def test_the_held_out_suites_answer_at_their_floor_offline(cast, suite, right, questions):
     report = run_scenarios(owner=cast.owner, path=SCENARIOS / suite)
     assert report["provider"] == "offline" and report["failed_extractions"] == 0 and report["questions"] == questions
