@@ -27,7 +27,7 @@ from memories.models import Entity, Episode, Fact, FactStatus, Scope
 from memories.normalize import normalize_name, normalize_value
 from retrieval.intents import asks_history, attributes_asked, mentions_first_person, priority_attributes, reverse_asked
 from retrieval.search import RecallItem, RecallResult, recall_evidence
-from retrieval.search.question import entities_named, speaker_entity
+from retrieval.search.question import entities_named, scope_speakers, speaker_entity
 from retrieval.spans import date_span, expected_kind, fits
 from retrieval.temporal import as_of_in_question, parse_time
 
@@ -713,7 +713,6 @@ def _answering_span(question: str, sentence: str, item: RecallItem, *, scope: Sc
     from django.utils import timezone
 
     from memories.extraction.offline import extract
-    from memories.services.extract import scope_speakers
     from memories.services.resolve import team_name
 
     said = _terms(question) - _GENERIC_TERMS
@@ -721,7 +720,7 @@ def _answering_span(question: str, sentence: str, item: RecallItem, *, scope: Sc
     if expected_kind(question) == "date":  # "when …?": a date said in the sentence, or none (a name is no answer)
         verb = [w for w in re.findall(r"[a-z]+", question.lower()) if w not in _STOP]
         return date_span(sentence, item.occurred_at, near={_word(verb[-1])} if verb else set())
-    people = scope_speakers(scope) if scope is not None else []
+    people = scope_speakers(scope) if scope is not None else ()  # the speakers of what was indexed: what recall quotes
     extraction = extract(text=sentence, speaker=item.speaker or "user", occurred_at=item.occurred_at or timezone.now(), team=team, people=people)
     candidates = []
     for fact in extraction.facts:

@@ -194,7 +194,9 @@ def scope_speakers(scope: Scope) -> list[str]:
     """Who has spoken in `scope` (at most SPEAKERS_READ of them): the extractor reads their names as names
     even typed in lowercase ("priya reports to ines"). Read once per process and scope, then only the episodes
     stored since (by id: a short range of the primary key, not the scope's million rows per statement), and
-    whole again every SPEAKERS_FRESH seconds (an episode committed late, under a lower id, is seen then)."""
+    whole again every SPEAKERS_FRESH seconds (an episode committed late, under a lower id, is seen then).
+    Not `retrieval.search.question.scope_speakers` (the index's own list, which answers use): extraction sits
+    below retrieval and runs before a statement is indexed."""
     now = time.monotonic()
     read_at, last_id, known = _speakers_seen.get(scope.pk, (now, 0, frozenset()))
     if now - read_at > SPEAKERS_FRESH:
