@@ -430,6 +430,7 @@ def run_scenarios(*, owner, path: str | Path = DEFAULT_SCENARIO, progress: Calla
     team = team_create(actor=None, slug=f"eval-scenario-{suffix}", name=scenario.team, owner=owner)
     scope = Scope.objects.create(team=team, slug=f"eval-scenario-{suffix}", name=f"Scenario {scenario.team}")
     records: list[dict] = []
+    took: list[float] = []  # each answer's milliseconds
     failed_extractions = 0
     try:
         for number, (when, speaker, text) in enumerate(scenario.statements, start=1):
@@ -442,7 +443,9 @@ def run_scenarios(*, owner, path: str | Path = DEFAULT_SCENARIO, progress: Calla
         provider = "offline"
         for number, question in enumerate(scenario.questions, start=1):
             progress(number - 1, len(scenario.questions), "questions")
+            started = time.perf_counter()
             reply = answer(scope=scope, question=question.text, speaker=question.asker, now=scenario.now)
+            took.append((time.perf_counter() - started) * 1000)
             provider = reply.provider
             records.append({
                 "question": question.text, "kind": question.kind, "as": question.asker, "expect": question.expect,
@@ -452,8 +455,9 @@ def run_scenarios(*, owner, path: str | Path = DEFAULT_SCENARIO, progress: Calla
     finally:
         drop_scope(scope)
         team.delete()
+    latency = {"answer_p50_ms": round(_percentile(took, 0.5), 1), "answer_p95_ms": round(_percentile(took, 0.95), 1)} if took else {}
     return summarise_scenarios(records, statements=len(scenario.statements), failed_extractions=failed_extractions,
-                               extractor=extractor, provider=provider, scenario=str(path))
+                               extractor=extractor, provider=provider, scenario=str(path), **latency)
 
 
 def summarise_scenarios(records: list[dict], **about) -> dict:
@@ -477,6 +481,8 @@ def format_scenario_report(report: dict) -> str:
     for kind, row in report["by_kind"].items():
         lines.append(f"{kind:<14}{row['questions']:>10}{row['right']:>8}{row['accuracy']:>10.3f}")
     lines.append(f"{'all':<14}{report['questions']:>10}{report['right']:>8}{report['accuracy']:>10.3f}")
+    if "answer_p50_ms" in report:
+        lines.append(f"answer latency p50/p95: {report['answer_p50_ms']}/{report['answer_p95_ms']} ms (in-process, the scope's evidence only)")
     if report.get("failed_extractions"):
         lines.append(f"extractions failed: {report['failed_extractions']}")
     for wrong in report["wrong"]:

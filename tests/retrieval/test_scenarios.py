@@ -40,6 +40,7 @@ def test_eval_scenarios_offline_meets_the_floor(cast, capsys):
     assert report["provider"] == "offline" and report["questions"] >= 60 and report["failed_extractions"] == 0
     assert report["accuracy"] >= FLOOR, report["wrong"]
     assert all(row["questions"] > 0 for row in report["by_kind"].values())
+    assert 0 < report["answer_p50_ms"] <= report["answer_p95_ms"]  # each answer timed (a figure, not a limit)
     assert not Scope.objects.filter(slug__startswith="eval-scenario-").exists()  # the throwaway scope and team are gone
     assert not Team.objects.filter(slug__startswith="eval-scenario-").exists()
 
