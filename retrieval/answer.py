@@ -609,11 +609,12 @@ def _evidence_answer(question: str, items: list[RecallItem], *, scope: Scope | N
     who = f"{best_item.speaker} said" if getattr(best_item, "speaker", "") else "It was said"
     when = f" on {said_day(best_item.occurred_at)}" if best_item.occurred_at else ""
     corrected = correction.text.strip() if correction is not None else ""
-    if span and current:
+    if span and (current or correction is not None):
         # A value the quote itself says is gone (or that a correction replaced) is not offered beside the current one;
-        # a question about what was keeps what the sentence says was (never what a correction said was wrong).
+        # a question about what was keeps what the sentence says was (never what a correction said was wrong, even
+        # asked as of a time: "who was the locum in November?" after "…Baird", "correction: Laird. Not Baird").
         gone = _corrected_away(best, best_meant) if correction is not None else set()
-        past = bool(_ASKS_PAST.search(question))
+        past = bool(_ASKS_PAST.search(question)) or not current
         best, corrected = (_current_quoted(text, span=span, scope=scope, gone=gone, past=past) for text in (best, corrected))
     quote = f'{who}{when}: "{best}"'
     if correction is not None:

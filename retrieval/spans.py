@@ -103,6 +103,8 @@ def _dates_in(sentence: str, said_at: datetime | None) -> list[tuple[int, str]]:
         add(match, match[0].strip())
     if said_at is not None:
         for match in _RELATIVE.finditer(sentence):
+            if any(re.fullmatch(r",?\s+(?:the\s+)?", sentence[match.end():start]) for start, _, _ in taken):
+                continue  # "Friday 26 June": the weekday of the date said after it, not the coming Friday
             add(match, _day_said(_relative_day(match["which"], match["day"], said_at, past=past)))
     for match in _MONTH_ONLY.finditer(sentence):
         add(match, match[0].strip())

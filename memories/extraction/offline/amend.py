@@ -29,12 +29,14 @@ CORRECTION_AMONG = 3
 _MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
           r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
 _ORD = r"(?:st|nd|rd|th)?"
+# A weekday said before a date is part of it: "Friday 19 June" is one date (corrected as one: "it's Friday 26 June").
+_WEEKDAY_BEFORE = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day,?\s+(?:the\s+)?"
 _DAY_NUMBERS = rf"\d{{1,2}}{_ORD}(?:\s*(?:-|–|to)\s*\d{{1,2}}{_ORD})?"
 
 # Shapes of a value, most specific first: a value's shape is the first that matches all of it.
 _SHAPES: list[tuple[str, re.Pattern]] = [
     ("time", re.compile(r"(?<![\w:.])\d{1,2}(?:[:.]\d{2}\s*(?:am|pm)?|\s*(?:am|pm))(?![\w:])", re.I)),
-    ("date", re.compile(rf"(?<![\w])(?:{_DAY_NUMBERS}\s+(?:of\s+)?{_MONTH}|{_MONTH}\.?\s+{_DAY_NUMBERS})(?:,?\s+\d{{4}})?(?![\w])", re.I)),
+    ("date", re.compile(rf"(?<![\w])(?:{_WEEKDAY_BEFORE})?(?:{_DAY_NUMBERS}\s+(?:of\s+)?{_MONTH}|{_MONTH}\.?\s+{_DAY_NUMBERS})(?:,?\s+\d{{4}})?(?![\w])", re.I)),
     ("month", re.compile(rf"(?<![\w]){_MONTH}(?:\s+\d{{4}})?(?![\w])", re.I)),
     ("weekday", re.compile(r"(?<![\w])(?:mon|tues|wednes|thurs|fri|satur|sun)days?(?![\w])", re.I)),
     ("amount", re.compile(r"(?<![\w])[£$€]\s?\d[\d,.]*\s?(?:k|m|bn|million|billion)?(?![\w])|(?<![\w.])\d[\d,.]*\s?(?:k|m)?\s?(?:euros?|dollars?|pounds?|eur|usd|gbp)(?![\w])", re.I)),
@@ -55,7 +57,7 @@ _OPENING = re.compile(
 # Words before the new value that are no part of it: "it's in wms-core", "we're going with Confluent Cloud".
 _LEAD = re.compile(
     r"^(?:(?:actually|no|sorry|i meant|i mean|i'?m sorry)[\s,]+)*(?:it'?s|it is|it'll be|it will be|that'?s|that should be|should be|make that|make it|"
-    r"i meant|i mean|we'?re going with|we are going with|going with|we'?ll use|we went with|it'?ll be)?\s*(?:in|at|on|to|the)?\s*",
+    r"i meant|i mean|meant|we'?re going with|we are going with|going with|we'?ll use|we went with|it'?ll be)?\s*(?:in|at|on|to|the)?\s*",
     re.I,
 )
 _SAYS_VALUE = re.compile(r"(?:it'?s|it is|it'll be|it will be|make that|make it|i meant|i mean|we'?re going with|we are going with|going with|"
@@ -149,8 +151,10 @@ def holds_shape(previous: str, correction: str) -> bool:
 def _replaced_span(previous: str, read: Correction) -> tuple[int, int, str] | None:
     if read.wrong:
         found = re.search(rf"(?<![\w]){re.escape(read.wrong)}(?![\w])", previous, re.I)
+        if found is None and (ordinal := re.fullmatch(r"(\d{1,2})(?:st|nd|rd|th)", read.wrong.strip(), re.I)):
+            found = re.search(rf"(?<![\w.:]){ordinal[1]}(?:st|nd|rd|th)?(?![\w:])", previous, re.I)  # "not the 19th" for "19 June"
         if found:
-            return found.start(), found.end(), _shape_of(read.wrong) or "name"
+            return _widened(previous, found.start(), found.end(), read.value, _shape_of(read.wrong) or "name")
     shape = _shape_of(read.value)
     if shape is None:
         return None
@@ -169,6 +173,25 @@ def _replaced_span(previous: str, read: Correction) -> tuple[int, int, str] | No
             if word[0].lower() in read.words and word[0].lower() not in _STOP and len(word[0]) > 2:
                 return word.start(), word.end(), shape
     return None
+
+
+def _widened(previous: str, start: int, end: int, value: str, shape: str) -> tuple[int, int, str]:
+    """The wrong value's span grown to the whole value it is part of, when the new value says all of that value:
+    "Thursday" in "Thursday 18 April" for "Tuesday 16 April" (a date for a date), "Gill" in "Dr Moira Gill" for
+    "Dr Moira Hill" (a name whose other words the new one repeats). Else the wrong value's span as found."""
+    new_shape = _shape_of(value)
+    if new_shape is None:
+        return start, end, shape
+    for _, outer_start, outer_end in _spans(previous, new_shape):
+        if outer_start > start or outer_end < end or (outer_start, outer_end) == (start, end):
+            continue
+        if new_shape != shape:
+            return outer_start, outer_end, new_shape
+        if new_shape == "name":
+            rest = previous[outer_start:start] + " " + previous[end:outer_end]
+            if set(normalise(rest).split()) <= set(normalise(value).split()):
+                return outer_start, outer_end, new_shape
+    return start, end, shape
 
 
 def _spans(text: str, shape: str) -> list[tuple[str, int, int]]:
