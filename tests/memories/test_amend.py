@@ -148,3 +148,24 @@ def test_asked_as_of_a_time_the_answer_does_not_offer_what_a_correction_replaced
     say("ines", correction, "2025-06-02")
     reply = answer(scope=say.cast.scope_a, question=question, now=datetime(2026, 12, 1, tzinfo=UTC)).text
     assert right in reply and wrong not in reply and f"{right.split()[0]} {right.split()[0]}" not in reply
+
+
+# Tenth pass: corrections in chat idiom ("it's actually X", "no wait — X", "X again this year", "the 24th").
+@pytest.mark.parametrize("previous, correction, meant", [
+    ("the spare desks are going to the Camden office", "it's actually Islington, not Camden — Camden has no lift",
+     "the spare desks are going to the Islington office"),
+    ("We'll order the lanyards from Printly", "it's actually Badgeworks, Printly couldn't do the colours",
+     "We'll order the lanyards from Badgeworks"),
+    ("the leaving drinks are at the Crown on Friday", "no wait — Fox Inn, the Crown's closed Mondays",
+     "the leaving drinks are at the Fox Inn on Friday"),
+    ("our stand this year is at the Harrogate Convention Centre", "no wait, it's ExCeL again this year, Harrogate is full",
+     "our stand this year is at the ExCeL"),
+    # an ordinal day for the day of the statement's one date
+    ("The boiler service is 9 May", "no wait, it's the 16th. the 9th was the quote visit", "The boiler service is 16 May"),
+    ("the quiz night is on 3 June at 7pm", "sorry, the 5th", "the quiz night is on 5 June at 7pm"),
+    # a hyphenated name the correction mentions: the whole product it is part of
+    ("we're swapping the desk phones for Poly-Com Edge units", "correction, it's Yealink — Poly-Com was the quote we passed on",
+     "we're swapping the desk phones for Yealink units"),
+])
+def test_a_correction_in_chat_idiom_is_read(previous, correction, meant):
+    assert amended(previous, correction) == meant
