@@ -58,10 +58,19 @@ def fits(kind: str | None, *, attribute: str, value: str) -> bool:
     if kind == "date":
         return attribute.endswith(("_date", "_dates", "_schedule", "_time", "_deadline")) or holds_date(value)
     if kind == "place":
-        return not attribute.endswith(("_date", "_dates", "_schedule", "_time")) and not re.fullmatch(r"[\d\s:.]+", value.strip())
+        return not attribute.endswith(("_date", "_dates", "_schedule", "_time")) and not re.fullmatch(r"[\d\s:.]+", value.strip()) \
+            and not only_when(value)
     if kind == "person":
         return not attribute.endswith(("_tool", "_place", "_date", "_dates", "_schedule", "_time")) and attribute != "uses"
     return True
+
+
+def only_when(value: str) -> bool:
+    """True when a value says nothing but when ("Friday 28 June", "Tuesdays 10am", "every other Monday"): no
+    answer to "where …?" (the away day's date is not where it was)."""
+    rest = re.sub(rf"\b(?:(?:{_WEEKDAY})s?|{_MONTHS}|(?:19|20)\d\d|\d{{1,2}}(?:st|nd|rd|th)?|\d{{1,2}}(?:[:.]\d{{2}})?\s*(?:am|pm)?|"
+                  r"every|other|each|on|at|from|to|until|the|of|and|noon|midday|mornings?|afternoons?|evenings?|nights?)\b", " ", value, flags=re.I)
+    return bool(value.strip()) and not re.sub(r"[\s,.;:–\-/&]+", "", rest)
 
 
 def date_span(sentence: str, said_at: datetime | None, *, near: set[str] = frozenset()) -> str:
