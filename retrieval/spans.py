@@ -18,7 +18,7 @@ _WEEKDAY = "|".join(_WEEKDAYS)
 
 _ASKS_DATE = re.compile(r"^\s*(?:since\s+when|by\s+when|until\s+when|when\b(?!\s+(?:do|does|is|are)\s+\w+\s+(?:usually|normally)\b)|"
                         r"(?:on\s+|by\s+)?(?:what|which)\b[\w\s'’]*?\bdates?\b)", re.I)  # "what was Felix's start date?", "what were the dates of …?"
-_ASKS_PLACE = re.compile(r"^\s*(?:where\b|(?:in\s+)?which\s+(?:city|town|country|venue|room|office)\b)", re.I)
+_ASKS_PLACE = re.compile(r"^\s*(?:where\b|(?:in\s+|on\s+|at\s+)?which\s+(?:city|town|country|venue|room|office|pub|bar|hotel|street|road|building|theatre|car\s+park)\b)", re.I)
 _ASKS_PERSON = re.compile(r"^\s*(?:who|whom)(?:'s|\s)", re.I)
 
 # A date said in a sentence, most specific first; each is kept as said except the relative ones.

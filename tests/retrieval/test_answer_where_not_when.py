@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 import pytest
 
 from retrieval.answer import answer
-from retrieval.spans import fits, only_when
+from retrieval.spans import expected_kind, fits, only_when
 from tests.retrieval.test_answer_span import say  # noqa: F401  (a fixture: statements said in the team Orbit's scope)
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
@@ -33,3 +33,18 @@ def test_a_where_question_is_answered_by_the_place_not_the_date(say, said, quest
     say("maya", said, "2025-03-02")
     reply = answer(scope=say.cast.scope_a, question=question, now=NOW).text.split("\n")
     assert reply[0] == place
+
+
+@pytest.mark.parametrize("question", ["Which pub did we go to after the launch?", "Which street is the new office on?",
+                                      "Which hotel did the sales team stay at?", "Which theatre does the tour open at?",
+                                      "Which car park are the permits for now?", "At which venue was the 2024 summit?"])
+def test_which_pub_street_hotel_theatre_or_car_park_asks_for_a_place(question):
+    assert expected_kind(question) == "place"
+    assert expected_kind("Which area was Tamsin the product manager for?") is None  # an area of work, not a place
+
+
+@pytest.mark.django_db
+def test_which_hotel_is_answered_by_the_place_not_the_date(say):
+    say("maya", "The 2025 sales kick-off is Monday 6 October at the Grand Hotel", "2025-03-02")
+    reply = answer(scope=say.cast.scope_a, question="Which hotel was the 2025 sales kick-off at?", now=NOW).text.split("\n")
+    assert reply[0] == "Grand Hotel"
