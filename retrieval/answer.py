@@ -28,7 +28,7 @@ from memories.normalize import normalize_name, normalize_value
 from retrieval.intents import asks_history, attributes_asked, mentions_first_person, priority_attributes, reverse_asked
 from retrieval.search import RecallItem, RecallResult, recall_evidence
 from retrieval.search.question import entities_named, scope_speakers, speaker_entity
-from retrieval.spans import date_span, expected_kind, fits
+from retrieval.spans import date_span, expected_kind, fits, only_when
 from retrieval.temporal import as_of_in_question, parse_time
 
 logger = logging.getLogger("memoryweb.retrieval")
@@ -609,11 +609,12 @@ def _evidence_answer(question: str, items: list[RecallItem], *, scope: Scope | N
     who = f"{best_item.speaker} said" if getattr(best_item, "speaker", "") else "It was said"
     when = f" on {said_day(best_item.occurred_at)}" if best_item.occurred_at else ""
     corrected = correction.text.strip() if correction is not None else ""
-    if span and current:
+    if span and (current or correction is not None):
         # A value the quote itself says is gone (or that a correction replaced) is not offered beside the current one;
-        # a question about what was keeps what the sentence says was (never what a correction said was wrong).
+        # a question about what was keeps what the sentence says was (never what a correction said was wrong, even
+        # asked as of a time: "who was the locum in November?" after "…Baird", "correction: Laird. Not Baird").
         gone = _corrected_away(best, best_meant) if correction is not None else set()
-        past = bool(_ASKS_PAST.search(question))
+        past = bool(_ASKS_PAST.search(question)) or not current
         best, corrected = (_current_quoted(text, span=span, scope=scope, gone=gone, past=past) for text in (best, corrected))
     quote = f'{who}{when}: "{best}"'
     if correction is not None:
@@ -722,10 +723,10 @@ def _answering_span(question: str, sentence: str, item: RecallItem, *, scope: Sc
         return date_span(sentence, item.occurred_at, near={_word(verb[-1])} if verb else set())
     people = scope_speakers(scope) if scope is not None else ()  # the speakers of what was indexed: what recall quotes
     extraction = extract(text=sentence, speaker=item.speaker or "user", occurred_at=item.occurred_at or timezone.now(), team=team, people=people)
-    candidates = []
+    candidates, kind = [], expected_kind(question)
     for fact in extraction.facts:
-        if fact.negated:
-            continue
+        if fact.negated or (kind == "place" and only_when(fact.value)):
+            continue  # "where …?" is not answered by when ("Friday 9 July at the Corn Exchange")
         words = {_word(w) for w in fact.attribute.split("_")} - _GENERIC_TERMS
         overlap = len(words & said)
         if overlap:
@@ -741,7 +742,7 @@ def _answering_span(question: str, sentence: str, item: RecallItem, *, scope: Sc
             if normalize_name(number[0].split()[0]) not in question_words:
                 return number[0].strip(" .,")
         return ""  # a name is no answer to "how many"
-    found, kind = [], expected_kind(question)
+    found = []
     for match in _CAPITALISED_RUN.finditer(sentence):
         phrase = match.group(0).strip(" .,'")
         if not phrase or _NOT_CURRENT.search(sentence[: match.start()]):
@@ -752,8 +753,8 @@ def _answering_span(question: str, sentence: str, item: RecallItem, *, scope: Sc
             phrase = " ".join(phrase.split()[1:])  # "I", "I'm": the speaker, capitalised anywhere, is no answer
         if not phrase or set(normalize_name(phrase).split()) <= question_words or _only_past(scope, phrase):
             continue
-        if kind == "place" and re.fullmatch(r"[\d.,]+", phrase):
-            continue  # "quay 3", "unit 4": a number alone is no place
+        if kind == "place" and (re.fullmatch(r"[\d.,]+", phrase) or only_when(phrase)):
+            continue  # "quay 3", "unit 4": a number alone is no place; "Friday 9 July" is when, not where
         found.append((match.start() == 0, phrase))  # the first word is capitalised anyway: taken last
     if found:
         return min(found, key=lambda f: f[0])[1]

@@ -18,7 +18,7 @@ _WEEKDAY = "|".join(_WEEKDAYS)
 
 _ASKS_DATE = re.compile(r"^\s*(?:since\s+when|by\s+when|until\s+when|when\b(?!\s+(?:do|does|is|are)\s+\w+\s+(?:usually|normally)\b)|"
                         r"(?:on\s+|by\s+)?(?:what|which)\b[\w\s'’]*?\bdates?\b)", re.I)  # "what was Felix's start date?", "what were the dates of …?"
-_ASKS_PLACE = re.compile(r"^\s*(?:where\b|(?:in\s+)?which\s+(?:city|town|country|venue|room|office)\b)", re.I)
+_ASKS_PLACE = re.compile(r"^\s*(?:where\b|(?:in\s+|on\s+|at\s+)?which\s+(?:city|town|country|venue|room|office|pub|bar|hotel|street|road|building|theatre|car\s+park)\b)", re.I)
 _ASKS_PERSON = re.compile(r"^\s*(?:who|whom)(?:'s|\s)", re.I)
 
 # A date said in a sentence, most specific first; each is kept as said except the relative ones.
@@ -58,10 +58,19 @@ def fits(kind: str | None, *, attribute: str, value: str) -> bool:
     if kind == "date":
         return attribute.endswith(("_date", "_dates", "_schedule", "_time", "_deadline")) or holds_date(value)
     if kind == "place":
-        return not attribute.endswith(("_date", "_dates", "_schedule", "_time")) and not re.fullmatch(r"[\d\s:.]+", value.strip())
+        return not attribute.endswith(("_date", "_dates", "_schedule", "_time")) and not re.fullmatch(r"[\d\s:.]+", value.strip()) \
+            and not only_when(value)
     if kind == "person":
         return not attribute.endswith(("_tool", "_place", "_date", "_dates", "_schedule", "_time")) and attribute != "uses"
     return True
+
+
+def only_when(value: str) -> bool:
+    """True when a value says nothing but when ("Friday 28 June", "Tuesdays 10am", "every other Monday"): no
+    answer to "where …?" (the away day's date is not where it was)."""
+    rest = re.sub(rf"\b(?:(?:{_WEEKDAY})s?|{_MONTHS}|(?:19|20)\d\d|\d{{1,2}}(?:st|nd|rd|th)?|\d{{1,2}}(?:[:.]\d{{2}})?\s*(?:am|pm)?|"
+                  r"every|other|each|on|at|from|to|until|the|of|and|noon|midday|mornings?|afternoons?|evenings?|nights?)\b", " ", value, flags=re.I)
+    return bool(value.strip()) and not re.sub(r"[\s,.;:–\-/&]+", "", rest)
 
 
 def date_span(sentence: str, said_at: datetime | None, *, near: set[str] = frozenset()) -> str:
@@ -103,6 +112,8 @@ def _dates_in(sentence: str, said_at: datetime | None) -> list[tuple[int, str]]:
         add(match, match[0].strip())
     if said_at is not None:
         for match in _RELATIVE.finditer(sentence):
+            if any(re.fullmatch(r",?\s+(?:the\s+)?", sentence[match.end():start]) for start, _, _ in taken):
+                continue  # "Friday 26 June": the weekday of the date said after it, not the coming Friday
             add(match, _day_said(_relative_day(match["which"], match["day"], said_at, past=past)))
     for match in _MONTH_ONLY.finditer(sentence):
         add(match, match[0].strip())

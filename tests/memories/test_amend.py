@@ -103,3 +103,69 @@ def test_a_correction_of_a_later_statement_does_not_change_an_earlier_one(say):
     reply = answer(scope=say.cast.scope_a, question="How many laptops did we order for the Leeds office?",
                    now=datetime(2026, 12, 1, tzinfo=UTC)).text.split("\n")
     assert reply[0] == "40 new" and "corrected" not in reply[1]
+
+
+# Tenth pass: a correction that says the whole value again, around the wrong part it names.
+@pytest.mark.parametrize("previous, correction, meant", [
+    # a weekday and a date are one date: "not Monday" replaces the whole "Monday 3 March", never "Wednesday 5 March 3 March"
+    ("the board review is on Monday 3 March in Leeds", "sorry, meant Wednesday 5 March, not Monday",
+     "the board review is on Wednesday 5 March in Leeds"),
+    ("Our kick-off was Thursday 9 October.", "oops, I meant Friday 10 October. not Thursday", "Our kick-off was Friday 10 October."),
+    # the wrong day said as an ordinal: "not the 12th" for "12 May"; the new date said with its weekday
+    ("Team dinner: Tuesday 12 May at the Ivy.", "Correction on the dinner date: it's Thursday 14 May, not the 12th.",
+     "Team dinner: Thursday 14 May at the Ivy."),
+    ("we'll hold the audit on 21 November", "typo: it's 28 November, not the 21st", "we'll hold the audit on 28 November"),
+    # a name said again whole: "Dr Ruth Kemp, not Kent" replaces "Dr Ruth Kent", not "Kent" alone
+    ("The new auditor is Dr Ruth Kent.", "Correction: it's Dr Ruth Kemp, not Kent.", "The new auditor is Dr Ruth Kemp."),
+    ("my cover while I'm away will be Sam Ortega", "correction: Sam Ortiz. Not Ortega.", "my cover while I'm away will be Sam Ortiz"),
+    # a name whose other words the new one does not repeat keeps them
+    ("we track the rota in Google Sheets", "correction: Docs, not Sheets", "we track the rota in Google Docs"),
+])
+def test_a_correction_that_says_the_whole_value_replaces_the_whole_value(previous, correction, meant):
+    assert amended(previous, correction) == meant
+
+
+@pytest.mark.parametrize("sentence, said, expected", [
+    ("Team dinner: Thursday 14 May at the Ivy.", "2026-05-04", "14 May 2026"),  # not the coming Thursday (7 May)
+    ("the audit was on Monday, 2 March", "2026-03-20", "2 March 2026"),
+    ("we meet on Friday", "2026-05-04", "8 May 2026"),  # a weekday alone is still the coming one
+])
+def test_a_weekday_said_before_a_date_is_that_dates_weekday(sentence, said, expected):
+    assert date_span(sentence, datetime.fromisoformat(said).replace(tzinfo=UTC)) == expected
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("said, correction, question, right, wrong", [
+    ("Cover for Maya's leave next week is Dr Tom Reeve.", "Correction: Dr Tom Reed. Not Reeve.",
+     "Who covered Maya's leave in June 2025?", "Dr Tom Reed", "Reeve"),
+    ("Our new caterer for the conference will be Hartley Foods.", "correction: it's Hartwell Foods, not Hartley",
+     "Which caterer did we use for the 2025 conference?", "Hartwell Foods", "Hartley"),
+    ("The external examiner this year is Prof Alan Reeve.", "Correction: Prof Alan Reed. Not Reeve.",  # the fact, read as meant
+     "Who was the external examiner in June 2025?", "Prof Alan Reed", "Reeve"),
+])
+def test_asked_as_of_a_time_the_answer_does_not_offer_what_a_correction_replaced(say, said, correction, question, right, wrong):
+    say("ines", said, "2025-06-02")
+    say("ines", correction, "2025-06-02")
+    reply = answer(scope=say.cast.scope_a, question=question, now=datetime(2026, 12, 1, tzinfo=UTC)).text
+    assert right in reply and wrong not in reply and f"{right.split()[0]} {right.split()[0]}" not in reply
+
+
+# Tenth pass: corrections in chat idiom ("it's actually X", "no wait — X", "X again this year", "the 24th").
+@pytest.mark.parametrize("previous, correction, meant", [
+    ("the spare desks are going to the Camden office", "it's actually Islington, not Camden — Camden has no lift",
+     "the spare desks are going to the Islington office"),
+    ("We'll order the lanyards from Printly", "it's actually Badgeworks, Printly couldn't do the colours",
+     "We'll order the lanyards from Badgeworks"),
+    ("the leaving drinks are at the Crown on Friday", "no wait — Fox Inn, the Crown's closed Mondays",
+     "the leaving drinks are at the Fox Inn on Friday"),
+    ("our stand this year is at the Harrogate Convention Centre", "no wait, it's ExCeL again this year, Harrogate is full",
+     "our stand this year is at the ExCeL"),
+    # an ordinal day for the day of the statement's one date
+    ("The boiler service is 9 May", "no wait, it's the 16th. the 9th was the quote visit", "The boiler service is 16 May"),
+    ("the quiz night is on 3 June at 7pm", "sorry, the 5th", "the quiz night is on 5 June at 7pm"),
+    # a hyphenated name the correction mentions: the whole product it is part of
+    ("we're swapping the desk phones for Poly-Com Edge units", "correction, it's Yealink — Poly-Com was the quote we passed on",
+     "we're swapping the desk phones for Yealink units"),
+])
+def test_a_correction_in_chat_idiom_is_read(previous, correction, meant):
+    assert amended(previous, correction) == meant

@@ -61,7 +61,11 @@ production crew, 230 questions) was written blind before the ninth pass and judg
 0.435 → 102 = 0.443 of 230 with the local model, 95 → 97 here (its floor).
 heldout-m.yaml (a made-up vets group's staff, 230 questions) was written blind the same way and judged the evidence
 reader, a model fitted on all the sets above (docs/ARCHITECTURE.md, "The evidence reader: measured and not taken"):
-111 = 0.483 → 112 with the local model, 106 → 102 here; not taken, so its floor is main's 106. Its failures are unread.
+111 = 0.483 → 112 with the local model, 106 → 102 here; not taken, so its floor was main's 106.
+The tenth pass (corrections that say the whole value again or in chat idiom, a weekday before a date, "where" not
+answered by when; docs/ARCHITECTURE.md, "Tenth pass") studied heldout-l's and heldout-m's failures with all the sets
+above as development sets: here heldout-f 105 → 106, heldout-h 113 → 116, heldout-i 119 → 123, heldout-j 95 → 100,
+heldout-k 106 → 107, heldout-l 97 → 106, heldout-m 106 → 111 (the floors below), the others unchanged.
 Through recorded model replies: not done (no model is reachable here to record replies for these
 suites' statements)."""
 
@@ -78,10 +82,10 @@ TARGET = 0.90  # the issue's; not reached offline
 
 @pytest.mark.parametrize("suite, right, questions", [("heldout-a.yaml", 144, 174), ("heldout-b.yaml", 68, 68), ("heldout-c.yaml", 157, 167),
                                                         ("heldout-d.yaml", 159, 236), ("heldout-e.yaml", 155, 254),
-                                                        ("heldout-f.yaml", 105, 191), ("heldout-g.yaml", 119, 190),
-                                                        ("heldout-h.yaml", 113, 191), ("heldout-i.yaml", 119, 220), ("heldout-j.yaml", 95, 222),
-                                                        ("heldout-k.yaml", 106, 232),
-                                                        ("heldout-l.yaml", 97, 230), ("heldout-m.yaml", 106, 230)])
+                                                        ("heldout-f.yaml", 106, 191), ("heldout-g.yaml", 119, 190),
+                                                        ("heldout-h.yaml", 116, 191), ("heldout-i.yaml", 123, 220), ("heldout-j.yaml", 100, 222),
+                                                        ("heldout-k.yaml", 107, 232),
+                                                        ("heldout-l.yaml", 106, 230), ("heldout-m.yaml", 111, 230)])
 def test_the_held_out_suites_answer_at_their_floor_offline(cast, suite, right, questions):
     report = run_scenarios(owner=cast.owner, path=SCENARIOS / suite)
     assert report["provider"] == "offline" and report["failed_extractions"] == 0 and report["questions"] == questions

@@ -29,16 +29,19 @@ CORRECTION_AMONG = 3
 _MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
           r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
 _ORD = r"(?:st|nd|rd|th)?"
+# A weekday said before a date is part of it: "Friday 19 June" is one date (corrected as one: "it's Friday 26 June").
+_WEEKDAY_BEFORE = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day,?\s+(?:the\s+)?"
 _DAY_NUMBERS = rf"\d{{1,2}}{_ORD}(?:\s*(?:-|–|to)\s*\d{{1,2}}{_ORD})?"
 
 # Shapes of a value, most specific first: a value's shape is the first that matches all of it.
 _SHAPES: list[tuple[str, re.Pattern]] = [
     ("time", re.compile(r"(?<![\w:.])\d{1,2}(?:[:.]\d{2}\s*(?:am|pm)?|\s*(?:am|pm))(?![\w:])", re.I)),
-    ("date", re.compile(rf"(?<![\w])(?:{_DAY_NUMBERS}\s+(?:of\s+)?{_MONTH}|{_MONTH}\.?\s+{_DAY_NUMBERS})(?:,?\s+\d{{4}})?(?![\w])", re.I)),
+    ("date", re.compile(rf"(?<![\w])(?:{_WEEKDAY_BEFORE})?(?:{_DAY_NUMBERS}\s+(?:of\s+)?{_MONTH}|{_MONTH}\.?\s+{_DAY_NUMBERS})(?:,?\s+\d{{4}})?(?![\w])", re.I)),
     ("month", re.compile(rf"(?<![\w]){_MONTH}(?:\s+\d{{4}})?(?![\w])", re.I)),
     ("weekday", re.compile(r"(?<![\w])(?:mon|tues|wednes|thurs|fri|satur|sun)days?(?![\w])", re.I)),
     ("amount", re.compile(r"(?<![\w])[£$€]\s?\d[\d,.]*\s?(?:k|m|bn|million|billion)?(?![\w])|(?<![\w.])\d[\d,.]*\s?(?:k|m)?\s?(?:euros?|dollars?|pounds?|eur|usd|gbp)(?![\w])", re.I)),
     ("number", re.compile(r"(?<![\w.£$€:])\d[\d,]*(?:\.\d+)?(?:\s*(?:-|–)\s*\d[\d,]*)?(?![\w:]|\.\d)")),
+    ("day", re.compile(r"(?<![\w.])\d{1,2}(?:st|nd|rd|th)(?![\w])", re.I)),  # "the 24th": a day of the month
     ("code", re.compile(r"(?<![\w.-])(?=[\w.+-]*[A-Za-z])(?=[\w.+-]*\d)[A-Za-z0-9][\w.+-]*[A-Za-z0-9](?![\w-])")),
     ("name", re.compile(r"(?<![\w'-])(?:[A-Z][\w&+'.-]*|[a-z][a-z0-9]*(?:-[a-z0-9]+)+)(?:\s+(?:[A-Z0-9][\w&+'.-]*))*")),
 ]
@@ -49,18 +52,21 @@ _SHAPE = dict(_SHAPES)
 _OPENING = re.compile(
     r"^(?:(?:[\w ]{0,25}\b(?:correction|typo|misspoke|mistake)\b[\w ]{0,25}:)|correction\b(?:\s+on\s+(?:the\s+above|that|my\s+last))?|"
     r"typo\b(?:\s+(?:above|there|in\s+my\s+last))?|(?:sorry|oops|my bad|my mistake)(?=\s*[,:;.!-]|\s+i\s+mean)|scratch that|i meant|i mean|no wait|wait no|"
-    r"(?:actually|no)(?=[\s,]+(?:it'?s|it is|it'll be|it will be|make that|that should be|i meant)\b))[\s,:;.!-]*",
+    r"(?:actually|no)(?=[\s,]+(?:it'?s|it is|it'll be|it will be|make that|that should be|i meant)\b)|"
+    r"(?:it'?s|it is|it'll be|it will be)\s+actually\b)[\s,:;.!—–-]*",
     re.I,
 )
 # Words before the new value that are no part of it: "it's in wms-core", "we're going with Confluent Cloud".
 _LEAD = re.compile(
     r"^(?:(?:actually|no|sorry|i meant|i mean|i'?m sorry)[\s,]+)*(?:it'?s|it is|it'll be|it will be|that'?s|that should be|should be|make that|make it|"
-    r"i meant|i mean|we'?re going with|we are going with|going with|we'?ll use|we went with|it'?ll be)?\s*(?:in|at|on|to|the)?\s*",
+    r"i meant|i mean|meant|we'?re going with|we are going with|going with|we'?ll use|we went with|it'?ll be)?\s*(?:in|at|on|to|the)?\s*",
     re.I,
 )
+# Words after the new value that are no part of it: "it's Ashton Court again this year", "Fridays instead".
+_AFTER_VALUE = re.compile(r"(?:\s+(?:again|instead|after all|then|this year|this time|as usual|as before))+\s*[.!]*$", re.I)
 _SAYS_VALUE = re.compile(r"(?:it'?s|it is|it'll be|it will be|make that|make it|i meant|i mean|we'?re going with|we are going with|going with|"
                          r"that should be|should be)\b", re.I)
-_NOT = re.compile(r"(?:^|[,.;:]\s*|\s)not\s+(?:the\s+)?(?P<wrong>(?:[^,.;:!?]|(?<=\d)[:.](?=\d))+?)\s*(?=[,;!?]|[.:](?!\d)|$)", re.I)
+_NOT = re.compile(r"(?:^|[,.;:]\s*|\s)not\s+(?:the\s+)?(?P<wrong>(?:[^,.;:!?]|(?<=\d)[:.](?=\d))+?)\s*(?=[,;!?]|[.:](?!\d)|\s[—–-]\s|$)", re.I)
 # The old value named by where the thing was: "we moved it out of routing", "instead of Jira".
 _OUT_OF = re.compile(r"\b(?:out of|instead of|rather than|away from|off)\s+(?:the\s+)?(?P<wrong>[A-Z][\w.&+-]*(?:\s+[A-Z][\w.&+-]*)*|[\w][\w.+-]*)")
 _STOP = frozenset("a an the of in on at to for and or but is are was were be it its it's we our i my me you your this that "
@@ -100,13 +106,14 @@ def correction_read(text: str) -> Correction | None:
         clause = clause.strip(" .!?;,")
         if index and not _SAYS_VALUE.match(clause):
             continue  # after the first clause only "it's Ghent": "sorry to hear that, John" names no value
-        bare = _LEAD.sub("", clause, count=1).strip(" .!?;,")
+        bare = _AFTER_VALUE.sub("", _LEAD.sub("", clause, count=1)).strip(" .!?;,")
         if bare and len(bare.split()) <= 5 and _shape_of(bare):
             value = bare
             break
     if not value or normalise(value) == normalise(wrong):
         return None
     words = frozenset(w for w in re.findall(r"[\w'-]+", text.lower()) if w not in _STOP) - set(normalise(value).split())
+    words |= frozenset(part for w in words if "-" in w for part in normalise(w).split())  # "Clear-Com" is "clear com" too
     weak = bool(re.fullmatch(r"(?:sorry|oops|my bad|my mistake|no wait|wait no)[\s,:;.!-]*", opened.group(0), re.I))
     return Correction(value=value, wrong=wrong, words=words, weak=weak)
 
@@ -143,15 +150,22 @@ def holds_shape(previous: str, correction: str) -> bool:
     if read.wrong and re.search(rf"(?<![\w]){re.escape(read.wrong)}(?![\w])", previous, re.I):
         return True
     shape = _shape_of(read.value)
+    if shape == "day" and not _spans(previous, "day"):
+        return _day_of_date(previous) is not None
     return shape is not None and any(normalise(m[0]) != normalise(read.value) for m in _spans(previous, shape))
 
 
 def _replaced_span(previous: str, read: Correction) -> tuple[int, int, str] | None:
     if read.wrong:
         found = re.search(rf"(?<![\w]){re.escape(read.wrong)}(?![\w])", previous, re.I)
+        if found is None and (ordinal := re.fullmatch(r"(\d{1,2})(?:st|nd|rd|th)", read.wrong.strip(), re.I)):
+            found = re.search(rf"(?<![\w.:]){ordinal[1]}(?:st|nd|rd|th)?(?![\w:])", previous, re.I)  # "not the 19th" for "19 June"
         if found:
-            return found.start(), found.end(), _shape_of(read.wrong) or "name"
+            return _widened(previous, found.start(), found.end(), read.value, _shape_of(read.wrong) or "name")
     shape = _shape_of(read.value)
+    if shape == "day" and not _spans(previous, "day"):
+        # "no wait, it's the 24th" after "the inspection is 17 October": the day of the statement's one date
+        return _day_of_date(previous)
     if shape is None:
         return None
     value = normalise(read.value)
@@ -168,6 +182,32 @@ def _replaced_span(previous: str, read: Correction) -> tuple[int, int, str] | No
         for word in re.finditer(r"[\w][\w'-]*", previous):
             if word[0].lower() in read.words and word[0].lower() not in _STOP and len(word[0]) > 2:
                 return word.start(), word.end(), shape
+    return None
+
+
+def _widened(previous: str, start: int, end: int, value: str, shape: str) -> tuple[int, int, str]:
+    """The wrong value's span grown to the whole value it is part of, when the new value says all of that value:
+    "Thursday" in "Thursday 18 April" for "Tuesday 16 April" (a date for a date), "Gill" in "Dr Moira Gill" for
+    "Dr Moira Hill" (a name whose other words the new one repeats). Else the wrong value's span as found."""
+    new_shape = _shape_of(value)
+    if new_shape is None:
+        return start, end, shape
+    for _, outer_start, outer_end in _spans(previous, new_shape):
+        if outer_start > start or outer_end < end or (outer_start, outer_end) == (start, end):
+            continue
+        if new_shape != shape:
+            return outer_start, outer_end, new_shape
+        if new_shape == "name":
+            rest = previous[outer_start:start] + " " + previous[end:outer_end]
+            if set(normalise(rest).split()) <= set(normalise(value).split()):
+                return outer_start, outer_end, new_shape
+    return start, end, shape
+
+
+def _day_of_date(previous: str) -> tuple[int, int, str] | None:
+    dates = _spans(previous, "date")
+    if len(dates) == 1 and (day := re.search(r"(?<![\w])\d{1,2}(?:st|nd|rd|th)?(?![\w])", dates[0][0])):
+        return dates[0][1] + day.start(), dates[0][1] + day.end(), "day_number"
     return None
 
 
@@ -197,7 +237,9 @@ def _shape_of(value: str) -> str | None:
 
 def _narrowed(value: str, shape: str) -> str:
     """The part of the new value of the replaced one's shape: "every 2nd Thursday" for "Tuesday"
-    is "Thursday", "21–22 May" for "14–15" is "21–22"."""
+    is "Thursday", "21–22 May" for "14–15" is "21–22"; "the 24th" for the day of "17 October" is "24"."""
+    if shape == "day_number" and (day := re.search(r"\d{1,2}", value)):
+        return day[0]
     if _shape_of(value) == shape and _SHAPE[shape].fullmatch(value.strip()):
         return value.strip()
     if shape in _SHAPE and (m := _SHAPE[shape].search(value)):
