@@ -66,6 +66,8 @@ The tenth pass (corrections that say the whole value again or in chat idiom, a w
 answered by when; docs/ARCHITECTURE.md, "Tenth pass") studied heldout-l's and heldout-m's failures with all the sets
 above as development sets: here heldout-f 105 → 106, heldout-h 113 → 116, heldout-i 119 → 123, heldout-j 95 → 100,
 heldout-k 106 → 107, heldout-l 97 → 106, heldout-m 106 → 111 (the floors below), the others unchanged.
+heldout-n.yaml (a made-up food bank network's operations team, 230 questions) was written blind before the tenth pass
+and judged it without being studied: 87 = 0.378 → 86 with the local model, 75 → 75 here (its floor).
 Through recorded model replies: not done (no model is reachable here to record replies for these
 suites' statements)."""
 
@@ -85,7 +87,8 @@ TARGET = 0.90  # the issue's; not reached offline
                                                         ("heldout-f.yaml", 106, 191), ("heldout-g.yaml", 119, 190),
                                                         ("heldout-h.yaml", 116, 191), ("heldout-i.yaml", 123, 220), ("heldout-j.yaml", 100, 222),
                                                         ("heldout-k.yaml", 107, 232),
-                                                        ("heldout-l.yaml", 106, 230), ("heldout-m.yaml", 111, 230)])
+                                                        ("heldout-l.yaml", 106, 230), ("heldout-m.yaml", 111, 230),
+                                                        ("heldout-n.yaml", 75, 230)])
 def test_the_held_out_suites_answer_at_their_floor_offline(cast, suite, right, questions):
     report = run_scenarios(owner=cast.owner, path=SCENARIOS / suite)
     assert report["provider"] == "offline" and report["failed_extractions"] == 0 and report["questions"] == questions
