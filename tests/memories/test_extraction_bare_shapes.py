@@ -7,25 +7,17 @@ report ("Felix's manager is Oskar"), the tool said first ("Statsig is our experi
 an aside in brackets, and an event moved to a recurring day. Each shape in several tenses and
 persons, in sentences of our own; each failed before this change."""
 
-from datetime import UTC, datetime
+from functools import partial
 
 import pytest
 
-from memories.extraction.offline import extract
-from memories.extraction.vocabulary import canonical_attribute, function_key
+from memories.extraction.vocabulary import function_key
+from tests.memories.reading import read
 
-SAID = datetime(2026, 6, 15, 12, tzinfo=UTC)
-TEAM = "Orbit"
-
-
-def triples(text: str, *, team: str | None = TEAM, speaker: str = "maya", said: datetime = SAID):
-    return [(f.subject, canonical_attribute(f.attribute), f.value)
-            for f in extract(text=text, speaker=speaker, occurred_at=said, team=team).facts]
+triples = partial(read, negated=True)
 
 
-def switches(text: str):
-    return [(f.subject, canonical_attribute(f.attribute), f.value, f.previous_value)
-            for f in extract(text=text, speaker="maya", occurred_at=SAID, team=TEAM).facts]
+switches = partial(read, negated=True, previous=True)
 
 
 @pytest.mark.parametrize("text", [

@@ -7,21 +7,14 @@ Monday the rota is …"), not a phrase after which the rest of a clause would be
 personal chat only where a phrase is already read alone. Each shape in several tenses and persons, in
 sentences of our own; each failed before this change."""
 
-from datetime import UTC, datetime
+from functools import partial
 
 import pytest
 
-from memories.extraction.offline import extract
 from memories.extraction.offline.clauses import said_without_i
-from memories.extraction.vocabulary import canonical_attribute
+from tests.memories.reading import read
 
-SAID = datetime(2026, 6, 15, 12, tzinfo=UTC)
-TEAM = "Orbit"
-
-
-def triples(text: str, *, team: str | None = TEAM, speaker: str = "ana"):
-    return [(f.subject, canonical_attribute(f.attribute), f.value)
-            for f in extract(text=text, speaker=speaker, occurred_at=SAID, team=team, people=["ana", "bogdan"]).facts if not f.negated]
+triples = partial(read, speaker="ana", people=("ana", "bogdan"))
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -7,20 +7,13 @@ name, not a thing with common nouns after a name; a thing said in common nouns t
 through or comes from a name is served by that tool; "next to the kitchen" is said whole, not as "next". Each shape in
 several tenses and persons, in sentences of our own; each failed before this change."""
 
-from datetime import UTC, datetime
+from functools import partial
 
 import pytest
 
-from memories.extraction.offline import extract
-from memories.extraction.vocabulary import canonical_attribute
+from tests.memories.reading import read
 
-SAID = datetime(2026, 6, 15, 12, tzinfo=UTC)
-TEAM = "Orbit"
-
-
-def triples(text: str, *, team: str | None = TEAM, speaker: str = "maya"):
-    return [(f.subject, canonical_attribute(f.attribute), f.value, f.previous_value)
-            for f in extract(text=text, speaker=speaker, occurred_at=SAID, team=team).facts if not f.negated]
+triples = partial(read, previous=True)
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -7,23 +7,18 @@ swapped for …") is read as the passive switch is. A tool said to go live besid
 ("Zettle is live, Square is read-only from today") is a switch from the gone one. Each shape in
 several tenses and persons, in sentences of our own; each failed before this change."""
 
-from datetime import UTC, datetime
+from functools import partial
 
 import pytest
 
-from memories.extraction.offline import extract
-from memories.extraction.vocabulary import REPLACEMENT_ATTRIBUTE, canonical_attribute
+from memories.extraction.vocabulary import REPLACEMENT_ATTRIBUTE
 from memories.models import Fact, FactStatus
+from tests.memories.reading import TEAM, read
 from tests.retrieval.test_answer_span import say  # noqa: F401  (a fixture: statements said in the team Orbit's scope)
 
 pytestmark = pytest.mark.django_db
-SAID = datetime(2026, 6, 15, 12, tzinfo=UTC)
-TEAM = "Orbit"
 
-
-def triples(text: str, *, team: str | None = TEAM, speaker: str = "maya", people=("maya", "kwabena", "sunniva")):
-    return [(f.subject, canonical_attribute(f.attribute), f.value, f.previous_value)
-            for f in extract(text=text, speaker=speaker, occurred_at=SAID, team=team, people=people).facts if not f.negated]
+triples = partial(read, people=("maya", "kwabena", "sunniva"), previous=True)
 
 
 @pytest.mark.parametrize("text, expected", [

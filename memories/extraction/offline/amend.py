@@ -29,8 +29,9 @@ CORRECTION_AMONG = 3
 _MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
           r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
 _ORD = r"(?:st|nd|rd|th)?"
+_WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
 # A weekday said before a date is part of it: "Friday 19 June" is one date (corrected as one: "it's Friday 26 June").
-_WEEKDAY_BEFORE = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day,?\s+(?:the\s+)?"
+_WEEKDAY_BEFORE = rf"{_WEEKDAY},?\s+(?:the\s+)?"
 _DAY_NUMBERS = rf"\d{{1,2}}{_ORD}(?:\s*(?:-|–|to)\s*\d{{1,2}}{_ORD})?"
 
 # Shapes of a value, most specific first: a value's shape is the first that matches all of it.
@@ -38,7 +39,7 @@ _SHAPES: list[tuple[str, re.Pattern]] = [
     ("time", re.compile(r"(?<![\w:.])\d{1,2}(?:[:.]\d{2}\s*(?:am|pm)?|\s*(?:am|pm))(?![\w:])", re.I)),
     ("date", re.compile(rf"(?<![\w])(?:{_WEEKDAY_BEFORE})?(?:{_DAY_NUMBERS}\s+(?:of\s+)?{_MONTH}|{_MONTH}\.?\s+{_DAY_NUMBERS})(?:,?\s+\d{{4}})?(?![\w])", re.I)),
     ("month", re.compile(rf"(?<![\w]){_MONTH}(?:\s+\d{{4}})?(?![\w])", re.I)),
-    ("weekday", re.compile(r"(?<![\w])(?:mon|tues|wednes|thurs|fri|satur|sun)days?(?![\w])", re.I)),
+    ("weekday", re.compile(rf"(?<![\w]){_WEEKDAY}s?(?![\w])", re.I)),
     ("amount", re.compile(r"(?<![\w])[£$€]\s?\d[\d,.]*\s?(?:k|m|bn|million|billion)?(?![\w])|(?<![\w.])\d[\d,.]*\s?(?:k|m)?\s?(?:euros?|dollars?|pounds?|eur|usd|gbp)(?![\w])", re.I)),
     ("number", re.compile(r"(?<![\w.£$€:])\d[\d,]*(?:\.\d+)?(?:\s*(?:-|–)\s*\d[\d,]*)?(?![\w:]|\.\d)")),
     ("day", re.compile(r"(?<![\w.])\d{1,2}(?:st|nd|rd|th)(?![\w])", re.I)),  # "the 24th": a day of the month
