@@ -435,16 +435,6 @@ RETRIEVAL_POSSESSIVE_SPEAKER = env_bool("RETRIEVAL_POSSESSIVE_SPEAKER", False)
 # with pairs or with lists only, every question naming one ("all"), or "off".
 RETRIEVAL_SPEAKER_LISTS = env_choice("RETRIEVAL_SPEAKER_LISTS", "conjectures+lists+pairs",
                                      {"off", "conjectures", "conjectures+pairs", "conjectures+lists", "conjectures+lists+pairs", "all"})
-# One more candidate list, of the turns that mention a thing the question names (its words that are
-# neither a speaker's name, a time nor a question word, and are found in at most a tenth of the
-# scope's turns: retrieval/search/candidates.py: entity_words), whatever else those turns say, in
-# scopes small enough to search exactly (RETRIEVAL_EXACT_BELOW): for every question naming such a
-# thing ("all"), only for questions asking for several things ("lists": retrieval/search/question.py:
-# asks_list), or "off" (the default unless the cross-validation keeps it: docs/ARCHITECTURE.md,
-# "An entity's own list"). Ordered by the question's vector among those turns ("vector") or by
-# BM25 on those words alone ("bm25").
-RETRIEVAL_ENTITY_LISTS = env_choice("RETRIEVAL_ENTITY_LISTS", "off", {"off", "lists", "all"})
-RETRIEVAL_ENTITY_LIST_ORDER = env_choice("RETRIEVAL_ENTITY_LIST_ORDER", "vector", {"vector", "bm25"})
 # A question asking for several things (retrieval/search/question.py: asks_list) gets at most this
 # many of its first k results from one session (0: off). Measured by cross-validation: off.
 RETRIEVAL_LIST_SESSION_CAP = env_int("RETRIEVAL_LIST_SESSION_CAP", 0, minimum=0)

@@ -12,9 +12,8 @@ A setting acts at one of three stages, and each stage is paid for once per disti
 - indexing (`INDEX_SETTINGS`: what a turn's vector is made from): the conversation is ingested
   and indexed, through the real path, into a throwaway scope per distinct indexing setting;
 - the candidate lists (the question's vector, its time window, the windows searched, the
-  speaker boost, their depth, the speakers' own lists, the turns mentioning a thing): the
-  questions are embedded once per distinct text, and their lists gathered (`candidates_memo`)
-  once per distinct list setting;
+  speaker boost, their depth, the speakers' own lists): the questions are embedded once per
+  distinct text, and their lists gathered (`candidates_memo`) once per distinct list setting;
 - fusion (`FUSION_SETTINGS`): re-fused from the same lists.
 
 Few candidates on purpose: each one more is one more chance to fit the noise of a few
@@ -125,13 +124,10 @@ ALTERNATIVES = (
     # as lists lost in every fold: none kept as code.)
     Candidate("when: time told × 1.5", {"RETRIEVAL_WHEN_PREFERENCE": 0.5}),
     Candidate("when: time told × 2", {"RETRIEVAL_WHEN_PREFERENCE": 1.0}),
-    # A sixth round (docs/ARCHITECTURE.md, "An entity's own list"), fixed before its run: one more list
-    # of the turns that mention a thing the question names (its rare words, not a speaker's name nor a
-    # time), ordered by the question's vector among them, or by BM25 on those words; or for list
-    # questions only. Candidate lists, so gathered again per setting.
-    Candidate("entity lists", {"RETRIEVAL_ENTITY_LISTS": "all"}),
-    Candidate("entity lists by BM25", {"RETRIEVAL_ENTITY_LISTS": "all", "RETRIEVAL_ENTITY_LIST_ORDER": "bm25"}),
-    Candidate("entity lists for list questions", {"RETRIEVAL_ENTITY_LISTS": "lists"}),
+    # A sixth round (docs/ARCHITECTURE.md, "An entity's own list"): one more list of the turns that
+    # mention a thing the question names (its rare words, not a speaker's name nor a time), by the
+    # question's vector among them or by BM25 on those words, or for list questions only: none won in
+    # any fold (the first two lost by 1-3 errors in every one): not kept as code (commit e5e89bf).
 )
 CANDIDATES = RULES_OFF + (DEFAULT,) + ALTERNATIVES
 

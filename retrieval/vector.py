@@ -123,44 +123,6 @@ def speaker_vector_candidates(
         return [VectorHit(c, target_id, float(similarity)) for c, target_id, similarity in cursor.fetchall()]
 
 
-def mention_vector_candidates(
-    *, scope: Scope, query_vector: list[float], embedder: Embedder, lexemes: list[str], collection: str, limit: int,
-    doc_filter: str = "", params: list | None = None,
-) -> list[VectorHit]:
-    """The `limit` nearest documents of `collection` that hold any of `lexemes` (their postings),
-    best first: an exact scan of those documents' vectors, so for small scopes only (the caller asks
-    `vector_search_exact` first; a scope that small has its postings as rows, not packs:
-    retrieval/packs.py). `doc_filter`: a condition on `retrieval_searchdocument` with its `params`
-    (`%(p0)s`, …: `search/eligibility.py: document_filter`)."""
-    if limit <= 0 or not lexemes:
-        return []
-    dim = int(embedder.dim)
-    named = {
-        "vector": vector_literal(query_vector), "model": embedder.name, "scope": scope.pk, "target_type": vector_target(collection),
-        "collection": collection, "lexemes": list(lexemes), "limit": limit,
-        **{f"p{index}": value for index, value in enumerate(params or [])},
-    }
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"""
-            SELECT retrieval_searchdocument.collection, retrieval_searchdocument.target_id,
-                   1 - (e.vec::vector({dim}) <=> %(vector)s::vector({dim})) AS similarity
-            FROM retrieval_searchdocument
-            JOIN retrieval_embedding e ON e.target_id = retrieval_searchdocument.id
-            WHERE e.model = %(model)s AND e.scope_id = %(scope)s AND e.target_type = %(target_type)s
-              AND retrieval_searchdocument.scope_id = %(scope)s AND retrieval_searchdocument.collection = %(collection)s
-              AND retrieval_searchdocument.id IN (
-                  SELECT p.document_id FROM retrieval_posting p
-                  WHERE p.scope_id = %(scope)s AND p.collection = %(collection)s AND p.lexeme = ANY(%(lexemes)s)
-              ){doc_filter}
-            ORDER BY e.vec::vector({dim}) <=> %(vector)s::vector({dim}), retrieval_searchdocument.target_id
-            LIMIT %(limit)s
-            """,
-            named,
-        )
-        return [VectorHit(c, target_id, float(similarity)) for c, target_id, similarity in cursor.fetchall()]
-
-
 # The `limit` nearest of one collection through a graph: `where` repeats the graph's predicate
 # (the shared per-model one, or a large scope's own).
 _NEAREST = """

@@ -2,9 +2,6 @@
 words selecting only where the bound needs them: retrieval/bm25_topk.py), nearest vectors per
 collection, the facts of the entities the question names, for "what changed" the facts that
 began in the window, and while the index is behind, the un-indexed rows matched on their text.
-In a scope searched exactly, on their occasions: the nearest of each named speaker's own turns
-(RETRIEVAL_SPEAKER_LISTS), and the turns that mention a thing the question names
-(RETRIEVAL_ENTITY_LISTS).
 
 Outside a transaction the vector searches (one per collection) and the entity look-ups run on
 pool threads, each on its own connection, beside BM25 on the caller's (retrieval/concurrent.py).
@@ -29,9 +26,9 @@ from retrieval.models import Collection
 from retrieval.intents import attributes_asked
 from retrieval.search.eligibility import document_filter, fact_eligible, window_postings
 from retrieval.search.question import (
-    Question, asks_conjecture, asks_list, entities_named, named_speaker, scope_speakers, speakers_named, thing_words,
+    Question, asks_conjecture, asks_list, entities_named, named_speaker, scope_speakers, speakers_named,
 )
-from retrieval.vector import VectorHit, mention_vector_candidates, speaker_vector_candidates, vector_candidates, vector_search_exact
+from retrieval.vector import VectorHit, speaker_vector_candidates, vector_candidates, vector_search_exact
 
 
 @dataclass
@@ -46,9 +43,6 @@ class Candidates:
     speakers: dict[str, list[VectorHit]] = field(default_factory=dict)
     # RETRIEVAL_LEXICAL_FEEDBACK: BM25 on turns again, the query's lexemes with the first pass's.
     feedback: list[Hit] = field(default_factory=list)
-    # RETRIEVAL_ENTITY_LISTS: the turns that mention the thing the question names (`entity_words`), best first.
-    mention_words: list[str] = field(default_factory=list)
-    mentions: list[Hit | VectorHit] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -101,39 +95,6 @@ def speaker_lists_for(q: Question) -> list[str]:
     pairs = occasion.endswith("+pairs") and len(named) > 1
     lists = "+lists" in occasion and asks_list(q.text)
     return named if occasion == "all" or asks_conjecture(q.text) or pairs or lists else []
-
-
-# A word found in more than this share of the scope's turns is what the conversation is about, not a
-# thing it mentions now and then: it names no thing for RETRIEVAL_ENTITY_LISTS.
-ENTITY_WORD_MAX_SHARE = 0.1
-
-
-def entity_words(q: Question) -> list[str]:
-    """The lexemes of the thing `q` names, for its own list (RETRIEVAL_ENTITY_LISTS): its words that
-    are neither a speaker's name, a time nor a question word (`thing_words`), found in at least one
-    of the scope's turns and at most ENTITY_WORD_MAX_SHARE of them, in the question's order; none
-    off the list's occasion (every question under "all", one asking for several things under
-    "lists": `asks_list`)."""
-    occasion = settings.RETRIEVAL_ENTITY_LISTS
-    if occasion == "off" or (occasion == "lists" and not asks_list(q.text)):
-        return []
-    speakers = q.speakers if q.speakers is not None else scope_speakers(q.scope)
-    kept = thing_words(text=q.text, speakers=speakers)
-    if not kept:
-        return []
-    with connection.cursor() as cursor:
-        cursor.execute(
-            """
-            SELECT u.lexeme
-            FROM unnest(to_tsvector('english', %s)) u
-            JOIN retrieval_termstat s ON s.scope_id = %s AND s.collection = %s AND s.lexeme = u.lexeme
-            JOIN retrieval_corpusstat c ON c.scope_id = s.scope_id AND c.collection = s.collection
-            WHERE s.df > 0 AND s.df <= c.doc_count * %s
-            ORDER BY u.positions[1]
-            """,
-            [" ".join(kept), q.scope.pk, Collection.TURN, ENTITY_WORD_MAX_SHARE],
-        )
-        return [row[0] for row in cursor.fetchall()]
 
 
 def candidates_gather(
@@ -197,41 +158,15 @@ def _gather(
         conjecture about someone ("Would Caroline move back?") is answered from what they said of
         themselves, wherever it was said."""
         def search():
-            vector = turn_vector()
+            vector = query_vector.get() if isinstance(query_vector, Soon) else query_vector
+            if isinstance(vector, QueryVectors):
+                vector = vector.for_collection(Collection.TURN)
             t0 = time.perf_counter()
             hits = speaker_vector_candidates(scope=scope, query_vector=vector, embedder=embedder, speaker=speaker,
                                              collection=Collection.TURN, limit=min(pool, settings.RETRIEVAL_VECTOR_POOL_MAX))
             lap[f"vector said by {speaker}"] = time.perf_counter() - t0
             return hits
         return search
-
-    def mentioning():
-        """RETRIEVAL_ENTITY_LISTS: the turns that mention the thing the question names, whatever else
-        they say. A question's evidence spread over sessions ("What has Melanie painted?") is often
-        lines that name the thing and share no other word with the question, or too few to pass the
-        lines that share its common words (and its speaker's name, in every document of theirs) in
-        BM25's list; their vectors may be no nearer than the lines about something else. Ordered
-        by the question's vector among them, or by BM25 on the thing's words alone (no speaker boost:
-        who mentions it is not asked)."""
-        t0 = time.perf_counter()
-        found = entity_words(q)
-        hits: list = []
-        by_words = settings.RETRIEVAL_ENTITY_LIST_ORDER == "bm25"
-        if found:
-            doc_filter, params = document_filter(q)
-            if by_words:
-                hits = bm25_top(scope=scope, lexemes=found, collections=[Collection.TURN], limit=pool, doc_filter=doc_filter,
-                                params=params).get(Collection.TURN, [])
-            else:
-                hits = mention_vector_candidates(scope=scope, query_vector=turn_vector(), embedder=embedder, lexemes=found,
-                                                 collection=Collection.TURN, limit=min(pool, settings.RETRIEVAL_VECTOR_POOL_MAX),
-                                                 doc_filter=doc_filter, params=params)
-        lap["bm25 mentioning" if by_words else "vector mentioning"] = time.perf_counter() - t0
-        return found, hits
-
-    def turn_vector() -> list[float]:
-        vector = query_vector.get() if isinstance(query_vector, Soon) else query_vector
-        return vector.for_collection(Collection.TURN) if isinstance(vector, QueryVectors) else vector
 
     def structured():
         """Facts of the entities the question names, and for "what changed" the facts that began
@@ -258,26 +193,21 @@ def _gather(
             groups = [[collection] for collection in collections]
         # The speakers' own lines: exact scans, so in a small scope only (a large one's cost stays as it was).
         named = speaker_lists_for(q) if exact and Collection.TURN in collections else []
-        # The turns mentioning the thing named: the same, an exact scan (or BM25 on its words) in a small scope only.
-        mentioned = exact and Collection.TURN in collections and settings.RETRIEVAL_ENTITY_LISTS != "off"
         (bm25, unindexed), (entities, entity_facts, changed), *per_collection = side_by_side(
-            lexical, structured, *(semantic(group) for group in groups), *(spoken(speaker) for speaker in named),
-            *([mentioning] if mentioned else []),
+            lexical, structured, *(semantic(group) for group in groups), *(spoken(speaker) for speaker in named)
         )
         vectors = {collection: hits for found in per_collection[: len(groups)] for collection, hits in found.items()}
-        speakers = dict(zip(named, per_collection[len(groups): len(groups) + len(named)]))
-        mention_words, mentions = per_collection[-1] if mentioned else ([], [])
+        speakers = dict(zip(named, per_collection[len(groups):]))
     else:
         (bm25, unindexed), (entities, entity_facts, changed) = lexical(), structured()
-        vectors, speakers, mention_words, mentions = {}, {}, [], []
+        vectors, speakers = {}, {}
     # These overlap; "candidates" is what the caller waited for all of them ("vector": the slowest).
     vector_laps = [seconds for name, seconds in lap.items() if name.startswith("vector ")]
     timings.update(
         bm25=lap.get("bm25", 0.0), vector=max(vector_laps, default=0.0), entities=lap["entities"],
         candidates=time.perf_counter() - started,
     )
-    return Candidates(bm25, vectors, entities, entity_facts, changed, unindexed, speakers,
-                      mention_words=mention_words, mentions=mentions)
+    return Candidates(bm25, vectors, entities, entity_facts, changed, unindexed, speakers)
 
 
 def _entity_facts(q: Question, entities: list[Entity]) -> list[Fact]:

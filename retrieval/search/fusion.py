@@ -19,7 +19,6 @@ from retrieval.ranking import DEFAULT_IMPORTANCE, fuse, lane_score, recency
 from retrieval.search.candidates import Candidates
 from retrieval.search.question import Question, asks_list, asks_when, named_speaker, tells_time
 from retrieval.search.results import KINDS, RecallItem
-from retrieval.vector import VectorHit
 
 Key = tuple[str, int]  # (kind, primary key)
 _WHY_DEPTH = 50  # an item says which lists ranked it, down to this rank
@@ -38,7 +37,7 @@ class Fused:
 def candidates_fuse(c: Candidates, *, q: Question, pool: int, evidence: bool) -> Fused:
     """The lists fused, best first, at most `pool` items."""
     turn_ids = {h.target_id for name in TURN_COLLECTIONS for h in c.bm25.get(name, []) + c.vectors.get(name, []) + c.unindexed.get(name, [])}
-    turn_ids |= {h.target_id for hits in c.speakers.values() for h in hits} | {h.target_id for h in c.feedback + c.mentions}
+    turn_ids |= {h.target_id for hits in c.speakers.values() for h in hits} | {h.target_id for h in c.feedback}
     episode_of_turn = {} if evidence or not turn_ids else dict(
         Episode.objects.in_scope(q.scope).filter(turn_id__in=turn_ids).values_list("turn_id", "pk")
     )
@@ -75,10 +74,6 @@ def candidates_fuse(c: Candidates, *, q: Question, pool: int, evidence: bool) ->
     for speaker, hits in c.speakers.items():
         add_list(f"vector turn said by {speaker}", [key(h.collection, h.target_id) for h in hits],
                  [f"cos {h.similarity:.2f}" for h in hits], [h.similarity for h in hits])
-    if c.mentions:
-        scored = [h.similarity if isinstance(h, VectorHit) else h.score for h in c.mentions]  # by vector, or BM25 on the words
-        add_list(f"turn mentioning {', '.join(c.mention_words)}", [key(h.collection, h.target_id) for h in c.mentions],
-                 [f"{value:.2f}" for value in scored], scored)
     if c.feedback:
         add_list("bm25 turn with feedback words", [key(h.collection, h.target_id) for h in c.feedback],
                  [f"{h.score:.2f}" for h in c.feedback], [h.score for h in c.feedback])

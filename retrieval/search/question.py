@@ -18,7 +18,6 @@ from memories.models import Entity, EntityAlias, Episode, Fact, FactStatus, Scop
 from memories.normalize import normalize_name
 from memories.services.resolve import entity_canonical
 from retrieval.documents import TURN_COLLECTIONS
-from retrieval.fulltext import QUESTION_WORDS
 from retrieval.indexing import MAX_SPEAKERS
 from retrieval.intents import asks_changes, asks_history, first_person_words, mentions_first_person, words
 from retrieval.models import Collection, IndexState
@@ -176,23 +175,6 @@ def tells_time(text: str) -> bool:
     """Whether a line tells a time: a relative one ("yesterday", "last week", "two days ago"), a
     weekday, a month or a year."""
     return bool(_TOLD_TIME.search(text))
-
-
-def thing_words(*, text: str, speakers: tuple[str, ...]) -> list[str]:
-    """The words of the question `text` that may name the thing it asks about (RETRIEVAL_ENTITY_LISTS):
-    not a speaker's name (nor its "'s"), not a word that tells a time (a month, a weekday, a year,
-    "yesterday": a turn's document carries its session's date, so such a word is in every line of
-    a session), not a bare number (the day of that date), not a question word. Which of them are
-    rare enough to name a thing is the index's to say (`search/candidates.py: entity_words`)."""
-    names = {part.casefold() for speaker in speakers for part in speaker.split()}
-    kept = []
-    for word in words(text):
-        folded = _POSSESSIVE.sub("", word).casefold()
-        # "May" as well: `tells_time` leaves it out for the modal, which names no thing either.
-        if folded in names or folded in QUESTION_WORDS or folded.isdigit() or folded == "may" or tells_time(word):
-            continue
-        kept.append(word)
-    return kept
 
 
 def asks_list(text: str) -> bool:

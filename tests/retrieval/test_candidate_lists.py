@@ -1,7 +1,6 @@
 """The candidate lists tried for issue 24's multi-hop evidence, each judged by the cross-validation
 (retrieval/cv.py) and off unless it holds: one list per speaker the question names, of their own
-turns (RETRIEVAL_SPEAKER_LISTS), RM3-style lexical feedback (RETRIEVAL_LEXICAL_FEEDBACK), and the
-turns that mention a thing the question names (RETRIEVAL_ENTITY_LISTS). Speaker lists for conjectures
+turns (RETRIEVAL_SPEAKER_LISTS), and RM3-style lexical feedback (RETRIEVAL_LEXICAL_FEEDBACK). Speaker lists for conjectures
 ("Would Caroline …?") held and are on; the rest are off."""
 
 from datetime import UTC, datetime
@@ -9,13 +8,13 @@ from datetime import UTC, datetime
 import pytest
 
 from memories.models import Turn
-from retrieval.cv import ALTERNATIVES, CANDIDATES, FUSION_SETTINGS, INDEX_SETTINGS, RULES_OFF, _list_stage
+from retrieval.cv import ALTERNATIVES, FUSION_SETTINGS, RULES_OFF, _list_stage
 from retrieval.embedder import scope_embedder
 from retrieval.models import Collection
 from retrieval.search import recall_evidence
-from retrieval.search.candidates import entity_words, feedback_terms
-from retrieval.search.question import asks_conjecture, question_read, speakers_named, thing_words
-from retrieval.vector import mention_vector_candidates, speaker_vector_candidates
+from retrieval.search.candidates import feedback_terms
+from retrieval.search.question import asks_conjecture, question_read, speakers_named
+from retrieval.vector import speaker_vector_candidates
 from tests.retrieval.test_head_rules import _session
 
 NOW = datetime(2024, 8, 1, tzinfo=UTC)
@@ -126,92 +125,3 @@ def test_the_candidate_rules_are_cross_validated():
     assert alternatives["lists 100 deep"].settings == {"RETRIEVAL_POOL_MIN": 100}
     assert "RETRIEVAL_LEXICAL_FEEDBACK" in FUSION_SETTINGS  # a second pass after the lists gathered once
     assert _list_stage(alternatives["lexical feedback 5"]) == ()
-
-
-# Twenty lines: "violin" in two of them (twice in the second) (a tenth: rare enough to name a thing), "really" in four (too
-# common to), "pottery" in none; the violin lines share no other word with the question.
-_PLAYED = [
-    ("Ann", "I finally finished the violin piece for the recital."), ("Bo", "Really? How long did that take?"),
-    ("Ann", "Three months of evenings."), ("Bo", "I went hiking with my dog on Sunday."),
-    ("Ann", "Dogs love hills, really."), ("Bo", "She slept all the way home."),
-    ("Ann", "My teacher says my violin tone is warmer, a violin with soul."), ("Bo", "That is great news."),
-    ("Ann", "We should cook together soon."), ("Bo", "Really, I would like that."),
-    ("Ann", "Bring the spicy sauce."), ("Bo", "Only if you bring bread."),
-    ("Ann", "Deal, sourdough it is."), ("Bo", "My sister moved to Lyon."),
-    ("Ann", "Lyon has great markets."), ("Bo", "She really loves them."),
-    ("Ann", "I bought new strings yesterday."), ("Bo", "For the recital?"),
-    ("Ann", "Yes, it is next month."), ("Bo", "I will come and listen."),
-]
-_ASKED = "What has Ann said about her violin and the pottery, really, in May 2023?"
-
-
-def _read(scope, query: str):
-    return question_read(scope=scope, query=query, filters={"kinds": ["turn"]}, as_of=None, include_history=False, now=NOW, speaker="")
-
-
-@pytest.mark.django_db(transaction=True)
-def test_the_thing_a_question_names_is_its_rare_words_not_a_speaker_nor_a_time(cast, settings):
-    assert thing_words(text="What did Ann's dog eat in May 2023, yesterday, on the 5th or the 5?", speakers=("Ann", "Bo Li")) == [
-        "What", "did", "dog", "eat", "in", "on", "the", "5th", "or", "the"]
-    _session(cast.scope_a, cast.p_owner, _PLAYED)
-    assert entity_words(_read(cast.scope_a, _ASKED)) == []  # off by default
-    settings.RETRIEVAL_ENTITY_LISTS = "all"
-    # "violin" is in 2 of the 20 turns; "really" in 4 (more than a tenth); "pottery" in none; "ann" in
-    # every document of hers (and a speaker); "may" and "2023" in none but times either way.
-    assert entity_words(_read(cast.scope_a, _ASKED)) == ["violin"]
-    settings.RETRIEVAL_ENTITY_LISTS = "lists"
-    assert entity_words(_read(cast.scope_a, _ASKED)) == []  # not a list question
-    assert entity_words(_read(cast.scope_a, "Which violin pieces has Ann played?")) == ["violin", "piec"]  # one turn each
-
-
-@pytest.mark.django_db(transaction=True)
-def test_an_entity_list_holds_only_the_turns_mentioning_the_thing_best_first(cast, settings, monkeypatch):
-    _session(cast.scope_a, cast.p_owner, _PLAYED)
-    embedder = scope_embedder(cast.scope_a)
-    vector = embedder.embed(["violin recital"])[0]
-    text = dict(Turn.objects.filter(scope=cast.scope_a).values_list("pk", "text"))
-    hits = mention_vector_candidates(scope=cast.scope_a, query_vector=vector, embedder=embedder, lexemes=["violin"],
-                                     collection=Collection.TURN, limit=50)
-    assert sorted(text[h.target_id] for h in hits) == sorted(t for _, t in _PLAYED if "violin" in t)
-    assert [h.similarity for h in hits] == sorted((h.similarity for h in hits), reverse=True)
-    both = mention_vector_candidates(scope=cast.scope_a, query_vector=vector, embedder=embedder, lexemes=["violin", "recit"],
-                                     collection=Collection.TURN, limit=50)
-    assert len(both) == 3 and all("violin" in text[h.target_id] or "recital" in text[h.target_id] for h in both)
-    assert len(mention_vector_candidates(scope=cast.scope_a, query_vector=vector, embedder=embedder, lexemes=["violin"],
-                                         collection=Collection.TURN, limit=1)) == 1
-
-    def listed(query: str) -> dict[str, list[str]]:
-        """Per list naming "mentioning", the turns it ranked, in its order."""
-        out: dict[str, list[tuple[int, str]]] = {}
-        for turn, whys in _why(cast.scope_a, query, k=20).items():
-            for why in whys:
-                if " mentioning " in why:
-                    name, rank = why.split(" (")[0].split(" #")
-                    out.setdefault(name, []).append((int(rank), turn))
-        return {name: [turn for _, turn in sorted(ranked)] for name, ranked in out.items()}
-
-    violin = {f"t{i}" for i, (_, t) in enumerate(_PLAYED) if "violin" in t}
-    assert listed(_ASKED) == {}  # off by default
-    settings.RETRIEVAL_ENTITY_LISTS = "all"
-    found = listed(_ASKED)
-    assert list(found) == ["turn mentioning violin"] and set(found["turn mentioning violin"]) == violin
-    settings.RETRIEVAL_ENTITY_LIST_ORDER = "bm25"
-    # BM25 on "violin" alone: the same two lines, the one that says it twice first.
-    assert listed(_ASKED) == {"turn mentioning violin": ["t6", "t0"]}
-    settings.RETRIEVAL_ENTITY_LISTS = "lists"
-    assert listed(_ASKED) == {}  # not a list question
-    settings.RETRIEVAL_ENTITY_LISTS = "all"
-    # A scope searched through the graph (too large to scan exactly) gets no such list.
-    monkeypatch.setattr("retrieval.search.candidates.vector_search_exact", lambda **kwargs: False)
-    assert listed(_ASKED) == {}
-
-
-def test_the_entity_lists_are_cross_validated_as_candidate_lists():
-    candidates = {c.name: c for c in CANDIDATES}
-    assert candidates["entity lists"].settings == {"RETRIEVAL_ENTITY_LISTS": "all"}
-    assert candidates["entity lists by BM25"].settings == {"RETRIEVAL_ENTITY_LISTS": "all", "RETRIEVAL_ENTITY_LIST_ORDER": "bm25"}
-    assert candidates["entity lists for list questions"].settings == {"RETRIEVAL_ENTITY_LISTS": "lists"}
-    for name in ("entity lists", "entity lists by BM25", "entity lists for list questions"):
-        # Gathered again per setting (a list of its own), not re-fused from the default's lists.
-        assert _list_stage(candidates[name]) == tuple(sorted(candidates[name].settings.items()))
-        assert not set(candidates[name].settings) & (FUSION_SETTINGS | INDEX_SETTINGS)
