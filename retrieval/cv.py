@@ -124,6 +124,10 @@ ALTERNATIVES = (
     # as lists lost in every fold: none kept as code.)
     Candidate("when: time told × 1.5", {"RETRIEVAL_WHEN_PREFERENCE": 0.5}),
     Candidate("when: time told × 2", {"RETRIEVAL_WHEN_PREFERENCE": 1.0}),
+    # A sixth round (docs/ARCHITECTURE.md, "An entity's own list"): one more list of the turns that
+    # mention a thing the question names (its rare words, not a speaker's name nor a time), by the
+    # question's vector among them or by BM25 on those words, or for list questions only: none won in
+    # any fold (the first two lost by 1-3 errors in every one): not kept as code (commit e5e89bf).
 )
 CANDIDATES = RULES_OFF + (DEFAULT,) + ALTERNATIVES
 
