@@ -211,7 +211,8 @@ def _gather(
         # The speakers' own lines: exact scans, so in a small scope only (a large one's cost stays as it was).
         named = speaker_lists_for(q) if exact and Collection.TURN in collections else []
         # Related words: in a small scope only, as the speakers' lists (its vocabulary is embedded once).
-        relating = exact and Collection.TURN in collections and settings.RETRIEVAL_RELATED_WORDS > 0
+        relating = exact and Collection.TURN in collections and settings.RETRIEVAL_RELATED_WORDS > 0 and (
+            settings.RETRIEVAL_RELATED_WORDS_FOR == "all" or asks_list(q.text))
         (bm25, unindexed), (entities, entity_facts, changed), *per_collection = side_by_side(
             lexical, structured, *(semantic(group) for group in groups), *(spoken(speaker) for speaker in named),
             *([related] if relating else []),
