@@ -442,12 +442,6 @@ RETRIEVAL_LIST_SESSION_CAP = env_int("RETRIEVAL_LIST_SESSION_CAP", 0, minimum=0)
 # turns (in two of its top five, by idf) added to the question's for one more BM25 list of turns,
 # then fused again (0: off). Judged by cross-validation (retrieval/cv.py).
 RETRIEVAL_LEXICAL_FEEDBACK = env_int("RETRIEVAL_LEXICAL_FEEDBACK", 0, minimum=0)
-# Related words (retrieval/related.py), in scopes searched exactly (RETRIEVAL_EXACT_BELOW): the scope's
-# words whose vector's cosine with one of the question's words is at least this ("sport" → "tennis"),
-# added to its lexemes for one more BM25 list of turns (0: off). Judged by cross-validation (retrieval/cv.py).
-RETRIEVAL_RELATED_WORDS = env_float("RETRIEVAL_RELATED_WORDS", 0.0)
-# For every question ("all") or only those asking for several things ("lists": retrieval/search/question.py: asks_list).
-RETRIEVAL_RELATED_WORDS_FOR = env_choice("RETRIEVAL_RELATED_WORDS_FOR", "all", {"all", "lists"})
 # A question's time words ("last year", "in May 2023") become a window (retrieval/temporal.py):
 # "facts" (default) narrows the facts by when they held, not turns or episodes by when they were
 # said; "all" narrows those too (before: it lost in every cross-validation fold on five LOCOMO

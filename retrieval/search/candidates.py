@@ -23,7 +23,6 @@ from retrieval.bm25_topk import bm25_top
 from retrieval.fulltext import Hit, unindexed_candidates
 from retrieval.indexing import Backlog
 from retrieval.models import Collection
-from retrieval.related import related_lexemes
 from retrieval.intents import attributes_asked
 from retrieval.search.eligibility import document_filter, fact_eligible, window_postings
 from retrieval.search.question import (
@@ -44,8 +43,6 @@ class Candidates:
     speakers: dict[str, list[VectorHit]] = field(default_factory=dict)
     # RETRIEVAL_LEXICAL_FEEDBACK: BM25 on turns again, the query's lexemes with the first pass's.
     feedback: list[Hit] = field(default_factory=list)
-    # RETRIEVAL_RELATED_WORDS: BM25 on turns, the question's lexemes with the scope's related words.
-    related: list[Hit] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -171,20 +168,6 @@ def _gather(
             return hits
         return search
 
-    def related():
-        """RETRIEVAL_RELATED_WORDS: BM25 on turns for the question's lexemes and the scope's words
-        that mean what its words mean (retrieval/related.py), with the same filter and speaker boost."""
-        t0 = time.perf_counter()
-        more = related_lexemes(scope=scope, text=q.text, lexemes=lexemes, embedder=embedder, threshold=settings.RETRIEVAL_RELATED_WORDS,
-                               speakers=q.speakers if q.speakers is not None else scope_speakers(scope))
-        hits = []
-        if more:
-            doc_filter, params = document_filter(q)
-            hits = bm25_top(scope=scope, lexemes=lexemes + more, collections=[Collection.TURN], limit=pool, doc_filter=doc_filter,
-                            params=params, speaker=named_speaker(scope, q.text, q.speakers)).get(Collection.TURN, [])
-        lap["related"] = time.perf_counter() - t0
-        return hits
-
     def structured():
         """Facts of the entities the question names, and for "what changed" the facts that began
         in the window: lists that need no search."""
@@ -210,26 +193,21 @@ def _gather(
             groups = [[collection] for collection in collections]
         # The speakers' own lines: exact scans, so in a small scope only (a large one's cost stays as it was).
         named = speaker_lists_for(q) if exact and Collection.TURN in collections else []
-        # Related words: in a small scope only, as the speakers' lists (its vocabulary is embedded once).
-        relating = exact and Collection.TURN in collections and settings.RETRIEVAL_RELATED_WORDS > 0 and (
-            settings.RETRIEVAL_RELATED_WORDS_FOR == "all" or asks_list(q.text))
         (bm25, unindexed), (entities, entity_facts, changed), *per_collection = side_by_side(
-            lexical, structured, *(semantic(group) for group in groups), *(spoken(speaker) for speaker in named),
-            *([related] if relating else []),
+            lexical, structured, *(semantic(group) for group in groups), *(spoken(speaker) for speaker in named)
         )
         vectors = {collection: hits for found in per_collection[: len(groups)] for collection, hits in found.items()}
-        speakers = dict(zip(named, per_collection[len(groups): len(groups) + len(named)]))
-        related_hits = per_collection[len(groups) + len(named)] if relating else []
+        speakers = dict(zip(named, per_collection[len(groups):]))
     else:
         (bm25, unindexed), (entities, entity_facts, changed) = lexical(), structured()
-        vectors, speakers, related_hits = {}, {}, []
+        vectors, speakers = {}, {}
     # These overlap; "candidates" is what the caller waited for all of them ("vector": the slowest).
     vector_laps = [seconds for name, seconds in lap.items() if name.startswith("vector ")]
     timings.update(
         bm25=lap.get("bm25", 0.0), vector=max(vector_laps, default=0.0), entities=lap["entities"],
         candidates=time.perf_counter() - started,
     )
-    return Candidates(bm25, vectors, entities, entity_facts, changed, unindexed, speakers, related=related_hits)
+    return Candidates(bm25, vectors, entities, entity_facts, changed, unindexed, speakers)
 
 
 def _entity_facts(q: Question, entities: list[Entity]) -> list[Fact]:

@@ -37,7 +37,7 @@ class Fused:
 def candidates_fuse(c: Candidates, *, q: Question, pool: int, evidence: bool) -> Fused:
     """The lists fused, best first, at most `pool` items."""
     turn_ids = {h.target_id for name in TURN_COLLECTIONS for h in c.bm25.get(name, []) + c.vectors.get(name, []) + c.unindexed.get(name, [])}
-    turn_ids |= {h.target_id for hits in c.speakers.values() for h in hits} | {h.target_id for h in c.feedback + c.related}
+    turn_ids |= {h.target_id for hits in c.speakers.values() for h in hits} | {h.target_id for h in c.feedback}
     episode_of_turn = {} if evidence or not turn_ids else dict(
         Episode.objects.in_scope(q.scope).filter(turn_id__in=turn_ids).values_list("turn_id", "pk")
     )
@@ -77,9 +77,6 @@ def candidates_fuse(c: Candidates, *, q: Question, pool: int, evidence: bool) ->
     if c.feedback:
         add_list("bm25 turn with feedback words", [key(h.collection, h.target_id) for h in c.feedback],
                  [f"{h.score:.2f}" for h in c.feedback], [h.score for h in c.feedback])
-    if c.related:
-        add_list("bm25 turn with related words", [key(h.collection, h.target_id) for h in c.related],
-                 [f"{h.score:.2f}" for h in c.related], [h.score for h in c.related])
     for collection, hits in sorted(c.unindexed.items()):
         add_list(f"not indexed yet {collection}", [key(collection, h.target_id) for h in hits], [f"{h.score:.0f} words" for h in hits],
                  [h.score for h in hits])
