@@ -128,6 +128,10 @@ ALTERNATIVES = (
     # mention a thing the question names (its rare words, not a speaker's name nor a time), by the
     # question's vector among them or by BM25 on those words, or for list questions only: none won in
     # any fold (the first two lost by 1-3 errors in every one): not kept as code (commit e5e89bf).
+    # A seventh round (docs/ARCHITECTURE.md, "Related words"): the scope's words whose single-word
+    # vectors are near a question word's ("sport" → "tennis") added for one more BM25 list of turns
+    # (cosine 0.55, 0.65; then, chosen after the first run, 0.55 for list questions only): no fold won;
+    # not kept as code (commits f22d3ff and 4c8dda3).
 )
 CANDIDATES = RULES_OFF + (DEFAULT,) + ALTERNATIVES
 
