@@ -442,6 +442,10 @@ RETRIEVAL_LIST_SESSION_CAP = env_int("RETRIEVAL_LIST_SESSION_CAP", 0, minimum=0)
 # turns (in two of its top five, by idf) added to the question's for one more BM25 list of turns,
 # then fused again (0: off). Judged by cross-validation (retrieval/cv.py).
 RETRIEVAL_LEXICAL_FEEDBACK = env_int("RETRIEVAL_LEXICAL_FEEDBACK", 0, minimum=0)
+# An evidence search's first 30 turns put in a learned order (retrieval/rerank.py; weights in
+# retrieval/rerank.json, fitted and measured leaving one LOCOMO conversation out by `memoryweb eval
+# rerank`), in scopes searched exactly (RETRIEVAL_EXACT_BELOW). Off: the pipeline's order.
+RETRIEVAL_RERANK = env_bool("RETRIEVAL_RERANK", True)
 # A question's time words ("last year", "in May 2023") become a window (retrieval/temporal.py):
 # "facts" (default) narrows the facts by when they held, not turns or episodes by when they were
 # said; "all" narrows those too (before: it lost in every cross-validation fold on five LOCOMO

@@ -201,6 +201,15 @@ def cross_validate(
 
 
 def _cross_validate(convs, *, groups, candidates, records, team, k, mode, questions, out_file, progress) -> dict:
+    # The rules are judged on the pipeline's own order: the learned order of the head (RETRIEVAL_RERANK)
+    # ships fitted on these conversations, so it would be judged on what it was fitted on. Its own
+    # cross-validation, refitted without each conversation, is `memoryweb eval rerank` (retrieval/rerank_eval.py).
+    with override_settings(RETRIEVAL_RERANK=False):
+        return _cross_validated(convs, groups=groups, candidates=candidates, records=records, team=team, k=k, mode=mode,
+                                questions=questions, out_file=out_file, progress=progress)
+
+
+def _cross_validated(convs, *, groups, candidates, records, team, k, mode, questions, out_file, progress) -> dict:
     embedder = get_embedder()
     index_stages = list(dict.fromkeys(_stage(c, INDEX_SETTINGS) for c in candidates))
     for number, conv in enumerate(convs, start=1):

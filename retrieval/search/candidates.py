@@ -43,6 +43,8 @@ class Candidates:
     speakers: dict[str, list[VectorHit]] = field(default_factory=dict)
     # RETRIEVAL_LEXICAL_FEEDBACK: BM25 on turns again, the query's lexemes with the first pass's.
     feedback: list[Hit] = field(default_factory=list)
+    # Whether the scope's vectors were searched exactly (a small scope) rather than through graphs.
+    exact: bool = False
 
 
 @dataclass(frozen=True)
@@ -207,7 +209,7 @@ def _gather(
         bm25=lap.get("bm25", 0.0), vector=max(vector_laps, default=0.0), entities=lap["entities"],
         candidates=time.perf_counter() - started,
     )
-    return Candidates(bm25, vectors, entities, entity_facts, changed, unindexed, speakers)
+    return Candidates(bm25, vectors, entities, entity_facts, changed, unindexed, speakers, exact=bool(collections) and exact)
 
 
 def _entity_facts(q: Question, entities: list[Entity]) -> list[Fact]:

@@ -16,6 +16,7 @@ from retrieval.fulltext import query_lexemes
 from retrieval.indexing import Backlog, index_catch_up
 from retrieval.models import Collection, CorpusStat, IndexState
 from retrieval.ranking import pool_size
+from retrieval.rerank import head_reranked, shipped_model
 from retrieval.search.candidates import QueryVectors, candidates_gather, feedback_gather
 from retrieval.search.eligibility import WINDOW_PREFILTER_MAX, window_documents
 from retrieval.search.fusion import candidates_fuse, item_lanes, lanes_score, sessions_spread
@@ -187,5 +188,8 @@ def _rank(
         out = replies_follow(q, out, depth=settings.RETRIEVAL_REPLY_FOLLOWS, lanes=lambda item: item_lanes(item, similarity=0.0, q=q))
     if settings.RETRIEVAL_LIST_SESSION_CAP:
         out = sessions_spread(q, out, cap=settings.RETRIEVAL_LIST_SESSION_CAP, depth=k)
+    if settings.RETRIEVAL_RERANK and evidence and found.exact:
+        # The head's turns in a learned order (retrieval/rerank.py), in a small scope as the model was fitted.
+        out = head_reranked(out, found, question=q.text, scope_id=q.scope.pk, model=shipped_model())
     timings["rest"] = time.perf_counter() - t0
     return out, [e.name for e in found.entities]
