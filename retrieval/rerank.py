@@ -23,8 +23,6 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
-from django.db import connection
-
 from retrieval.models import Collection
 
 DEPTH = 30  # the turns of the head reordered: as deep as the model's training saw
@@ -116,34 +114,23 @@ def lists_of(found) -> dict[str, dict[int, tuple[int, float]]]:
     return {name: lists.get(name, {}) for name in LISTS}
 
 
-def _neighbours(scope_id: int, turns: list[int]) -> dict[int, tuple[int | None, int | None]]:
-    """Each turn's previous and next turn in its session."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT t.id, b.id, a.id FROM memories_turn t"
-            " LEFT JOIN memories_turn b ON b.session_id = t.session_id AND b.position = t.position - 1"
-            " LEFT JOIN memories_turn a ON a.session_id = t.session_id AND a.position = t.position + 1"
-            " WHERE t.scope_id = %s AND t.id = ANY(%s)",
-            [scope_id, turns],
-        )
-        return {row[0]: (row[1], row[2]) for row in cursor.fetchall()}
-
-
-def features(*, question: str, turns: list, lists: dict[str, dict[int, tuple[int, float]]], neighbours: dict) -> np.ndarray:
-    """One row of FEATURES per turn item of the head (`turns`, in the pipeline's order)."""
+def features(*, question: str, turns: list, lists: dict[str, dict[int, tuple[int, float]]]) -> np.ndarray:
+    """One row of FEATURES per turn item of the head (`turns`, in the pipeline's order; each knows
+    the turns before and after it in its session, `previous_turn` and `next_turn`)."""
     tops = {name: max((score for _, score in found.values()), default=0.0) for name, found in lists.items()}
-
-    def vote(pk) -> float:
-        return sum(1.0 / (RRF_K + found[pk][0] + 1) for found in lists.values() if pk in found) if pk else 0.0
+    votes: dict[int, float] = {}
+    for found in lists.values():
+        for pk, (rank, _) in found.items():
+            votes[pk] = votes.get(pk, 0.0) + 1.0 / (RRF_K + rank + 1)
 
     asked = question.lower()
     rows = []
     for place, item in enumerate(turns):
         row = [1.0 / (RRF_K + lists[name][item.pk][0] + 1) if item.pk in lists.get(name, {}) else 0.0 for name in LISTS]
         row += [lists[name][item.pk][1] / tops[name] if item.pk in lists.get(name, {}) and tops[name] else 0.0 for name in LISTS]
-        before, after = neighbours.get(item.pk, (None, None))
+        after = item.next_turn[0] if item.next_turn else None
         row += [
-            vote(item.pk), vote(before), vote(after),
+            votes.get(item.pk, 0.0), votes.get(item.previous_turn, 0.0), votes.get(after, 0.0),
             1.0 if item.speaker and item.speaker.lower() in asked else 0.0,
             1.0 if item.text.strip().endswith("?") else 0.0,
             sum(1 for name in LISTS if item.pk in lists.get(name, {})) / len(LISTS),
@@ -154,7 +141,7 @@ def features(*, question: str, turns: list, lists: dict[str, dict[int, tuple[int
     return np.asarray(rows, dtype=float).reshape(len(rows), len(FEATURES))
 
 
-def head_reranked(items: list, found, *, question: str, scope_id: int, model: Model | None) -> list:
+def head_reranked(items: list, found, *, question: str, model: Model | None) -> list:
     """`items` (the pipeline's ranking, best first) with the turns among its first DEPTH put in the
     model's order, each in a place a turn held; the rest as it was. Under `traced()`: unchanged."""
     head = items[:DEPTH]
@@ -162,7 +149,7 @@ def head_reranked(items: list, found, *, question: str, scope_id: int, model: Mo
     if len(places) < 2:
         return items
     turns = [head[at] for at in places]
-    x = features(question=question, turns=turns, lists=lists_of(found), neighbours=_neighbours(scope_id, [t.pk for t in turns]))
+    x = features(question=question, turns=turns, lists=lists_of(found))
     trace = _trace.get()
     if trace is not None:
         trace.append(([t.pk for t in turns], x))

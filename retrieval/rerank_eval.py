@@ -82,6 +82,8 @@ def heads_gather(
 
 def _fit(heads: list[Head], l2: float) -> Model:
     usable = [h for h in heads if len(h.turns)]
+    if not usable:
+        raise InvalidInput("No question of these conversations found any turn to learn from.")
     return model_fit(np.vstack([h.x for h in usable]), np.concatenate([h.labels() for h in usable]), l2=l2)
 
 

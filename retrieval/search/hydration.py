@@ -69,25 +69,28 @@ def items_hydrate(q: Question, keys: list[Key]) -> dict[Key, RecallItem]:
             cursor.execute(
                 "SELECT memories_turn.id, memories_turn.public_id, memories_turn.text, memories_turn.occurred_at,"
                 " memories_turn.speaker, memories_turn.external_id, memories_session.external_id, memories_episode.public_id,"
-                " memories_episode.importance, next.id, next.speaker FROM memories_turn"
+                " memories_episode.importance, next.id, next.speaker, previous.id FROM memories_turn"
                 " JOIN memories_session ON memories_session.id = memories_turn.session_id"
                 " LEFT JOIN memories_episode ON memories_episode.turn_id = memories_turn.id"
                 # The next turn of the session (`replies_follow`): one probe of the (session,
                 # position) index per row.
                 " LEFT JOIN LATERAL (SELECT n.id, n.speaker FROM memories_turn n WHERE n.session_id = memories_turn.session_id"
                 " AND n.position > memories_turn.position ORDER BY n.position LIMIT 1) next ON true"
+                # And the one before it (the learned order's features, retrieval/rerank.py).
+                " LEFT JOIN LATERAL (SELECT b.id FROM memories_turn b WHERE b.session_id = memories_turn.session_id"
+                " AND b.position < memories_turn.position ORDER BY b.position DESC LIMIT 1) previous ON true"
                 f" WHERE memories_turn.scope_id = %(scope)s AND memories_turn.id = ANY(%(ids)s){rule}",
                 {"scope": q.scope.pk, "ids": ids["turn"], **params},
             )
             turns = cursor.fetchall()
-        for pk, public_id, text, occurred_at, speaker, external_id, session_id, episode_id, importance, next_id, next_speaker in turns:
+        for pk, public_id, text, occurred_at, speaker, external_id, session_id, episode_id, importance, next_id, next_speaker, previous_id in turns:
             if _other_speaker(q, speaker):
                 continue
             loaded[("turn", pk)] = RecallItem(
                 kind="turn", id=str(public_id), text=text, score=0.0, lanes={"_importance": importance},
                 occurred_at=occurred_at, speaker=speaker, pk=pk,
                 source={"episode": str(episode_id) if episode_id else None, "session": session_id, "turn": external_id},
-                next_turn=(next_id, next_speaker) if next_id is not None else None,
+                next_turn=(next_id, next_speaker) if next_id is not None else None, previous_turn=previous_id,
             )
     return {key: loaded[key] for key in keys if key in loaded}
 

@@ -190,6 +190,6 @@ def _rank(
         out = sessions_spread(q, out, cap=settings.RETRIEVAL_LIST_SESSION_CAP, depth=k)
     if settings.RETRIEVAL_RERANK and evidence and found.exact:
         # The head's turns in a learned order (retrieval/rerank.py), in a small scope as the model was fitted.
-        out = head_reranked(out, found, question=q.text, scope_id=q.scope.pk, model=shipped_model())
+        out = head_reranked(out, found, question=q.text, model=shipped_model())
     timings["rest"] = time.perf_counter() - t0
     return out, [e.name for e in found.entities]

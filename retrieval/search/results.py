@@ -28,6 +28,8 @@ class RecallItem:
     pk: int = 0  # the row's primary key, internal
     # A turn's: the next turn of its session, (primary key, speaker), internal (replies_follow).
     next_turn: tuple[int, str] | None = None
+    # A turn's: the turn before it in its session (primary key), internal (retrieval/rerank.py).
+    previous_turn: int | None = None
 
     def as_dict(self) -> dict:
         data = {

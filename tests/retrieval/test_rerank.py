@@ -71,30 +71,28 @@ def test_a_scope_searched_through_its_graphs_keeps_the_pipeline_s_order(cast, se
         i.pk for i in _turns(cast.scope_a, rerank_on=False, settings=settings)]
 
 
-def _item(pk: int, kind: str = "turn", text: str = "said", speaker: str = "Ann"):
-    return SimpleNamespace(pk=pk, kind=kind, text=text, speaker=speaker)
+def _item(pk: int, kind: str = "turn", text: str = "said", speaker: str = "Ann", before: int | None = None, after: int | None = None):
+    return SimpleNamespace(pk=pk, kind=kind, text=text, speaker=speaker, previous_turn=before,
+                           next_turn=(after, "Bo") if after else None)
 
 
-@pytest.mark.django_db
-def test_facts_keep_their_places_and_a_trace_keeps_the_order(monkeypatch):
-    monkeypatch.setattr(rerank, "_neighbours", lambda scope_id, turns: {})
+def test_facts_keep_their_places_and_a_trace_keeps_the_order():
     items = [_item(1, text="fine."), _item(7, kind="fact"), _item(2, text="why?"), _item(3, text="ok.")]
     found = SimpleNamespace(bm25={"turn": [Hit("turn", 3, 2.0), Hit("turn", 1, 1.0)]}, vectors={}, speakers={})
-    out = head_reranked(items, found, question="why", scope_id=1, model=_asks_first())
+    out = head_reranked(items, found, question="why", model=_asks_first())
     assert [(i.kind, i.pk) for i in out] == [("turn", 2), ("fact", 7), ("turn", 1), ("turn", 3)]
     with traced() as trace:
-        assert head_reranked(items, found, question="why", scope_id=1, model=_asks_first()) == items
+        assert head_reranked(items, found, question="why", model=_asks_first()) == items
     (pks, x), = trace
     assert pks == [1, 2, 3] and x.shape == (3, len(FEATURES))
-    assert head_reranked(items, found, question="why", scope_id=1, model=None) == items
+    assert head_reranked(items, found, question="why", model=None) == items
 
 
 def test_features_read_each_list_s_place_and_score_and_the_neighbours_votes():
     lists = {name: {} for name in rerank.LISTS}
     lists["bm25 turn"] = {5: (0, 4.0), 6: (1, 2.0)}
     lists["vector turn"] = {6: (0, 0.8)}
-    x = features(question="what did ann say", turns=[_item(5), _item(6, text="really?", speaker="Bo")],
-                 lists=lists, neighbours={5: (None, 6), 6: (5, None)})
+    x = features(question="what did ann say", turns=[_item(5, after=6), _item(6, text="really?", speaker="Bo", before=5)], lists=lists)
     row5, row6 = (dict(zip(FEATURES, row)) for row in x)
     assert row5["vote bm25 turn"] == pytest.approx(1 / 11) and row6["vote bm25 turn"] == pytest.approx(1 / 12)
     assert row6["score bm25 turn"] == pytest.approx(0.5) and row6["score vector turn"] == pytest.approx(1.0)
