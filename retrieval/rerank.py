@@ -97,14 +97,11 @@ def traced():
 def lists_of(found) -> dict[str, dict[int, tuple[int, float]]]:
     """Each turn list's (rank from 0, score) by turn (LISTS), the speakers' lists as one (a turn's best)."""
     lists: dict[str, dict[int, tuple[int, float]]] = {}
-    for collection, hits in found.bm25.items():
-        lists[f"bm25 {collection}"] = {}
-        for rank, hit in enumerate(hits):
-            lists[f"bm25 {collection}"].setdefault(hit.target_id, (rank, hit.score))
-    for collection, hits in found.vectors.items():
-        lists[f"vector {collection}"] = {}
-        for rank, hit in enumerate(hits):
-            lists[f"vector {collection}"].setdefault(hit.target_id, (rank, hit.similarity))
+    for kind, by_collection, value in (("bm25", found.bm25, "score"), ("vector", found.vectors, "similarity")):
+        for collection, hits in by_collection.items():
+            ranked = lists.setdefault(f"{kind} {collection}", {})
+            for rank, hit in enumerate(hits):
+                ranked.setdefault(hit.target_id, (rank, getattr(hit, value)))
     spoken: dict[int, tuple[int, float]] = {}
     for hits in found.speakers.values():
         for rank, hit in enumerate(hits):

@@ -65,7 +65,6 @@ class Command(MemorywebCommand):
             )
         self.emit(options, report, format_cv_report(report))
 
-
     def _rerank(self, principal, options) -> None:
         from retrieval.rerank_eval import format_rerank_report, heads_gather, rerank_cross_validate, rerank_write
 
