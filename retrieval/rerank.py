@@ -157,4 +157,6 @@ def head_reranked(items: list, found, *, question: str, model: Model | None) -> 
     head = list(head)
     for at, chosen in zip(places, order):
         head[at] = turns[chosen]
+        if places[chosen] != at:  # an item says why it is where it is
+            turns[chosen].why.append(f"moved from #{places[chosen] + 1} to #{at + 1} by the learned order")
     return head + items[DEPTH:]

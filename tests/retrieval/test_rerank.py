@@ -58,6 +58,8 @@ def test_the_head_s_turns_are_put_in_the_model_s_order(cast, settings, monkeypat
     asking = [i for i in after if i.text.endswith("?")]
     assert asking and [i.text.endswith("?") for i in after[: len(asking)]] == [True] * len(asking)
     assert [i.pk for i in before] != [i.pk for i in after]
+    moved = [i for i in after if any("by the learned order" in why for why in i.why)]
+    assert moved and all(before.index(next(b for b in before if b.pk == i.pk)) != after.index(i) for i in moved)
     # Off, the pipeline's order again.
     assert [i.pk for i in _turns(cast.scope_a, rerank_on=False, settings=settings)] == [i.pk for i in before]
 
@@ -73,7 +75,7 @@ def test_a_scope_searched_through_its_graphs_keeps_the_pipeline_s_order(cast, se
 
 def _item(pk: int, kind: str = "turn", text: str = "said", speaker: str = "Ann", before: int | None = None, after: int | None = None):
     return SimpleNamespace(pk=pk, kind=kind, text=text, speaker=speaker, previous_turn=before,
-                           next_turn=(after, "Bo") if after else None)
+                           next_turn=(after, "Bo") if after else None, why=[])
 
 
 def test_facts_keep_their_places_and_a_trace_keeps_the_order():
