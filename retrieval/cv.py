@@ -39,10 +39,7 @@ from accounts.models import Team
 from memoryweb.errors import InvalidInput
 from memoryweb.progress import no_progress
 from memoryweb.providers.embedders import get_embedder
-from retrieval.eval import (
-    MODES, conversation_ingest, conversation_scope, drop_scope, evidence_ids, load_locomo, score_question, summarise,
-)
-from retrieval.indexing import index_pending
+from retrieval.eval import MODES, conversation_indexed, evidence_ids, load_locomo, score_question, summarise
 from retrieval.search import recall_evidence
 from retrieval.search.candidates import candidates_memo
 from retrieval.search.question import dense_text, scope_speakers
@@ -217,13 +214,10 @@ def _cross_validated(convs, *, groups, candidates, records, team, k, mode, quest
         asked = conv.questions[:questions] if questions else conv.questions
         for stage_number, index_stage in enumerate(index_stages, start=1):
             label = f"{conv.sample_id} ({number}/{len(convs)})" + (f" index {stage_number}/{len(index_stages)}" if len(index_stages) > 1 else "")
-            scope = conversation_scope(team=team, conv=conv)
-            try:
-                with override_settings(**dict(index_stage)):
-                    conversation_ingest(scope=scope, conv=conv, enqueue=mode != "turns", progress=progress, where=label)
-                    progress(0, conv.turn_count, f"{label} index turns")
-                    index_pending(scope=scope)
-                    progress(conv.turn_count, conv.turn_count, f"{label} index turns")
+            # Indexed under the stage's settings (the lists below set them again with their own).
+            with override_settings(**dict(index_stage)), conversation_indexed(
+                team=team, conv=conv, enqueue=mode != "turns", progress=progress, where=label,
+            ) as scope:
                 staged = [c for c in candidates if _stage(c, INDEX_SETTINGS) == index_stage]
                 embedded: dict[str, list[float]] = {}  # the question's vector text → its vector, across list stages
                 for list_stage in dict.fromkeys(_list_stage(c) for c in staged):
@@ -248,8 +242,6 @@ def _cross_validated(convs, *, groups, candidates, records, team, k, mode, quest
                                                                    "evidence": question.evidence, "retrieved": evidence_ids(result.items),
                                                                    **records[candidate.name][-1]}) + "\n")
                         progress(len(group), len(group), f"{label} questions by setting")
-            finally:
-                drop_scope(scope)
     return cv_report(records, names=[c.sample_id for c in convs], candidates=candidates, k=k, mode=mode, groups=groups)
 
 

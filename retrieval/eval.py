@@ -19,7 +19,8 @@ import re
 import time
 import uuid
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -275,6 +276,23 @@ def conversation_ingest(
     for index, (session_id, _, messages) in enumerate(conv.sessions, start=1):
         ingest_session(scope=scope, session_id=session_id, messages=messages, actor=None, source="locomo", enqueue=enqueue)
         progress(index, len(conv.sessions), f"{where} ingest sessions".strip())
+
+
+@contextmanager
+def conversation_indexed(
+    *, team: Team, conv: Conversation, enqueue: bool = False, progress: Callable[..., None] = no_progress, where: str = "",
+) -> Iterator[Scope]:
+    """A throwaway scope holding `conv` ingested and indexed, dropped on leaving (`progress` hears
+    of each session and of the index run)."""
+    scope = conversation_scope(team=team, conv=conv)
+    try:
+        conversation_ingest(scope=scope, conv=conv, enqueue=enqueue, progress=progress, where=where)
+        progress(0, conv.turn_count, f"{where} index turns")
+        index_pending(scope=scope)
+        progress(conv.turn_count, conv.turn_count, f"{where} index turns")
+        yield scope
+    finally:
+        drop_scope(scope)
 
 
 def drop_scope(scope: Scope) -> None:

@@ -23,8 +23,7 @@ from accounts.models import Team
 from memories.models import Turn
 from memoryweb.errors import InvalidInput
 from memoryweb.progress import no_progress
-from retrieval.eval import conversation_ingest, conversation_scope, drop_scope, evidence_ids, load_locomo, score_question, summarise
-from retrieval.indexing import index_pending
+from retrieval.eval import conversation_indexed, evidence_ids, load_locomo, score_question, summarise
 from retrieval.rerank import DEPTH, FEATURES, WEIGHTS, Model, model_fit, traced
 from retrieval.search import recall_evidence
 
@@ -60,11 +59,7 @@ def heads_gather(
     heads: list[Head] = []
     for number, conv in enumerate(convs, start=1):
         where = f"{conv.sample_id} ({number}/{len(convs)})"
-        scope = conversation_scope(team=team, conv=conv)
-        try:
-            conversation_ingest(scope=scope, conv=conv, progress=progress, where=where)
-            progress(0, conv.turn_count, f"{where} index turns")
-            index_pending(scope=scope)
+        with conversation_indexed(team=team, conv=conv, progress=progress, where=where) as scope:
             dialog = dict(Turn.objects.in_scope(scope).values_list("pk", "external_id"))
             now = conv.sessions[-1][1] + timedelta(days=1)
             asked = conv.questions[:questions] if questions else conv.questions
@@ -75,8 +70,6 @@ def heads_gather(
                 heads.append(Head(conv.sample_id, question.category, question.evidence, evidence_ids(result.items),
                                   [dialog[pk] for pk in pks], x))
                 progress(done + 1, len(asked), f"{where} questions")
-        finally:
-            drop_scope(scope)
     return heads
 
 
@@ -144,13 +137,26 @@ def _paired_error(before: list[dict], after: list[dict]) -> float:
     return float(d.std(ddof=1) / math.sqrt(len(d))) if len(d) > 1 else 0.0
 
 
+def weights_path_check(path: str | Path) -> Path:
+    """`path` if the weights can be written there (its folder exists, it is not a folder), checked
+    before the conversations are read rather than after."""
+    path = Path(path)
+    if path.is_dir() or not path.parent.is_dir():
+        raise InvalidInput(f"Cannot write the weights to {path}: give a file in an existing folder.")
+    return path
+
+
 def rerank_write(heads: list[Head], path: str | Path = WEIGHTS) -> dict:
     """Fit on every head (the penalty chosen leaving each conversation out) and write the weights."""
+    path = weights_path_check(path)
     l2 = penalty_choose(heads)
     model = _fit(heads, l2)
     data = {**model.as_dict(), "l2": l2, "depth": DEPTH, "questions": len(heads),
             "conversations": sorted({h.conversation for h in heads})}
-    Path(path).write_text(json.dumps(data, indent=1) + "\n")
+    try:
+        path.write_text(json.dumps(data, indent=1) + "\n")
+    except OSError as error:
+        raise InvalidInput(f"Cannot write the weights to {path}: {error.strerror}.") from error
     return data
 
 

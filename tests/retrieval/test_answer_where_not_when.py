@@ -1,15 +1,11 @@
 """A "where …?" question is not answered by a fact that says only when (tenth pass, issue 24): "the away day 2024 is
 Friday 28 June" holds the date, and the place is in what was said ("… at Dyrham Park"), not in that fact."""
 
-from datetime import UTC, datetime
-
 import pytest
 
-from retrieval.answer import answer
 from retrieval.spans import expected_kind, fits, only_when
 from tests.retrieval.test_answer_span import say  # noqa: F401  (a fixture: statements said in the team Orbit's scope)
-
-NOW = datetime(2026, 12, 1, tzinfo=UTC)
+from tests.retrieval.test_answer_values import ask
 
 
 @pytest.mark.parametrize("value, when", [
@@ -31,8 +27,7 @@ def test_a_value_that_says_only_when(value, when):
 ])
 def test_a_where_question_is_answered_by_the_place_not_the_date(say, said, question, place):
     say("maya", said, "2025-03-02")
-    reply = answer(scope=say.cast.scope_a, question=question, now=NOW).text.split("\n")
-    assert reply[0] == place
+    assert ask(say, question).split("\n")[0] == place
 
 
 @pytest.mark.parametrize("question", ["Which pub did we go to after the launch?", "Which street is the new office on?",
@@ -46,5 +41,4 @@ def test_which_pub_street_hotel_theatre_or_car_park_asks_for_a_place(question):
 @pytest.mark.django_db
 def test_which_hotel_is_answered_by_the_place_not_the_date(say):
     say("maya", "The 2025 sales kick-off is Monday 6 October at the Grand Hotel", "2025-03-02")
-    reply = answer(scope=say.cast.scope_a, question="Which hotel was the 2025 sales kick-off at?", now=NOW).text.split("\n")
-    assert reply[0] == "Grand Hotel"
+    assert ask(say, "Which hotel was the 2025 sales kick-off at?").split("\n")[0] == "Grand Hotel"

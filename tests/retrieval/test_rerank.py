@@ -13,7 +13,6 @@ from retrieval import rerank
 from retrieval.fulltext import Hit
 from retrieval.rerank import FEATURES, Model, features, head_reranked, model_fit, shipped_model, traced
 from retrieval.search import recall_evidence
-from retrieval.vector import VectorHit
 from tests.retrieval.test_cv import five_conversations  # noqa: F401 (a fixture)
 from tests.retrieval.test_head_rules import _session
 
@@ -137,3 +136,6 @@ def test_eval_rerank_refuses_one_conversation_and_a_bad_count(cast, five_convers
         call_command("eval", "rerank", "--dataset", str(dev), "--conversations", "conv-26", "--questions", "2", "--as", "owner")
     with pytest.raises(CommandError, match="at least 1"):
         call_command("eval", "rerank", "--dataset", str(dev), "--questions", "0", "--as", "owner")
+    with pytest.raises(CommandError, match="Cannot write the weights"):  # refused before any conversation is read
+        call_command("eval", "rerank", "--dataset", str(dev), "--write", "/no/such/folder/rerank.json", "--as", "owner")
+    assert not Scope.objects.filter(slug__startswith="eval-").exists()

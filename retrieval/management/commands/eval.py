@@ -66,10 +66,12 @@ class Command(MemorywebCommand):
         self.emit(options, report, format_cv_report(report))
 
     def _rerank(self, principal, options) -> None:
-        from retrieval.rerank_eval import format_rerank_report, heads_gather, rerank_cross_validate, rerank_write
+        from retrieval.rerank_eval import format_rerank_report, heads_gather, rerank_cross_validate, rerank_write, weights_path_check
 
         if options.get("questions") is not None and options["questions"] < 1:
             raise InvalidInput("questions must be at least 1.")
+        if options.get("write"):
+            weights_path_check(options["write"])
         with progress_bar(label="eval rerank", quiet=options["json"], unit="") as progress:
             heads = heads_gather(dataset=options["dataset"], team=personal_team_ensure(user=principal.user),
                                  conversations=_conversations(options), questions=options.get("questions"), progress=progress)
