@@ -117,13 +117,17 @@ class _Ranking:
         n = min(n, self.size)
         if n <= 0:
             return np.empty(0, np.int64), np.empty(0)
-        if n < len(self.scores):
-            threshold = -np.partition(-self.scores, n - 1)[n - 1]  # above 0: n documents at most hold a lexeme
-            keep = np.flatnonzero(self.scores >= threshold)  # every document tied at the n-th score: the cut is by id
+        if self.documents is None:
+            # Over an id span (every document of the scope, of every collection): mostly zeros, so
+            # the documents holding a lexeme are taken out first and the selection runs on them.
+            held = np.flatnonzero(self.scores)
+            documents, scores = held + self.low, self.scores[held]
         else:
-            keep = np.arange(len(self.scores))
-        documents = keep + self.low if self.documents is None else self.documents[keep]
-        scores = self.scores[keep]
+            documents, scores = self.documents, self.scores
+        if n < len(scores):
+            threshold = -np.partition(-scores, n - 1)[n - 1]  # above 0: n documents at most hold a lexeme
+            keep = np.flatnonzero(scores >= threshold)  # every document tied at the n-th score: the cut is by id
+            documents, scores = documents[keep], scores[keep]
         order = np.lexsort((documents, -scores))[:n]
         return documents[order], scores[order]
 
