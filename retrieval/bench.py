@@ -288,7 +288,10 @@ def recall_against_exact(scope: Scope, search: Callable, texts: list[str], tops:
     sizes = dict(CorpusStat.objects.filter(scope=scope, doc_count__gt=0).values_list("collection", "doc_count"))
     pool = pool_size(sum(n for c, n in sizes.items() if c not in (Collection.TURN_W1, Collection.TURN_W2)))
     kept = wanted = identical = 0
-    exactly = {"RETRIEVAL_EXACT_BELOW": 2**62, "RETRIEVAL_VECTOR_POOL_MAX": pool, "RETRIEVAL_BM25_POOL_MAX": pool}
+    # The learned order of the head runs only where a scope is searched exactly (retrieval/rerank.py):
+    # off here, or the reference would be a reordering the fast path never makes, not its exact form.
+    exactly = {"RETRIEVAL_EXACT_BELOW": 2**62, "RETRIEVAL_VECTOR_POOL_MAX": pool, "RETRIEVAL_BM25_POOL_MAX": pool,
+               "RETRIEVAL_RERANK": False}
     if not vector_search_exact(scope=scope, embedder=embedder):
         exactly["RETRIEVAL_SPEAKER_LISTS"] = "off"
     with override_settings(**exactly):
