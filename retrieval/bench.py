@@ -282,18 +282,20 @@ def recall_against_exact(scope: Scope, search: Callable, texts: list[str], tops:
     """Recall's top 10 (`tops`, as measured) against the exact pipeline's on `texts`: the same
     search with every vector list scanned exactly instead of through a graph, and every list (vector
     and BM25) as long as the pool, so what the fast path's approximations cost shows as one figure
-    (the speakers' own lists, which only a small scope's exact path adds, stay as the fast path has them)."""
+    (the speakers' own lists and the learned order of the head, which only a small scope's exact path
+    adds, stay as the fast path has them)."""
     from retrieval.ranking import pool_size
 
     sizes = dict(CorpusStat.objects.filter(scope=scope, doc_count__gt=0).values_list("collection", "doc_count"))
     pool = pool_size(sum(n for c, n in sizes.items() if c not in (Collection.TURN_W1, Collection.TURN_W2)))
     kept = wanted = identical = 0
-    # The learned order of the head runs only where a scope is searched exactly (retrieval/rerank.py):
-    # off here, or the reference would be a reordering the fast path never makes, not its exact form.
-    exactly = {"RETRIEVAL_EXACT_BELOW": 2**62, "RETRIEVAL_VECTOR_POOL_MAX": pool, "RETRIEVAL_BM25_POOL_MAX": pool,
-               "RETRIEVAL_RERANK": False}
+    exactly = {"RETRIEVAL_EXACT_BELOW": 2**62, "RETRIEVAL_VECTOR_POOL_MAX": pool, "RETRIEVAL_BM25_POOL_MAX": pool}
     if not vector_search_exact(scope=scope, embedder=embedder):
+        # What only a scope searched exactly gets stays off: the speakers' own lists, and the learned
+        # order of the head (retrieval/rerank.py), which would make the reference a reordering the fast
+        # path never makes rather than its exact form.
         exactly["RETRIEVAL_SPEAKER_LISTS"] = "off"
+        exactly["RETRIEVAL_RERANK"] = False
     with override_settings(**exactly):
         for text, top in zip(texts, tops):
             vector = QueryVectors.embed(embedder, asked=text, unnamed=dense_text(text=text, speakers=speakers), kinds=kinds_asked({}))

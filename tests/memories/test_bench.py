@@ -116,6 +116,21 @@ def test_bench_recall_measures_a_conversation_with_evidence_and_cleans_up(cast, 
     assert not (SearchDocument.objects.exists() or Posting.objects.exists())
 
 
+@pytest.mark.django_db(transaction=True)
+def test_bench_recall_compares_a_large_scope_with_its_exact_search_not_a_reordered_one(cast, capsys, monkeypatch, settings):
+    from retrieval.search import pipeline
+
+    # Searched as a large scope is (not exactly): recall does not put the head in the learned order,
+    # and neither does the exact pipeline it is compared against, or the figure would measure the order.
+    settings.RETRIEVAL_EXACT_BELOW = 1
+    reordered = []
+    head_reranked = pipeline.head_reranked
+    monkeypatch.setattr(pipeline, "head_reranked", lambda *a, **k: reordered.append(1) or head_reranked(*a, **k))
+    call_command("bench", "recall", "--turns", "120", "--scopes", "0", "--queries", "3", "--json", "--as", "owner")
+    result = json.loads(capsys.readouterr().out)
+    assert result["exact"]["questions"] == 3 and not reordered
+
+
 def test_bench_recall_refuses_negative_turns(cast):
     with pytest.raises(CommandError, match="--turns must be 0 or more"):
         call_command("bench", "recall", "--turns", "-1", "--as", "owner")
