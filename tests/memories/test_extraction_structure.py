@@ -444,5 +444,37 @@ def test_a_team_lives_nowhere_so_we_moved_is_the_speaker_s_household(text):
     assert ("Orbit", "lives_in") not in [(s, a) for s, a, _ in triples(text)]
 
 
+@pytest.mark.parametrize("text", ["We finally moved to Haarlem last weekend.", "We've moved to Kraków, boxes everywhere.",
+                                  "We moved to Frankfurt in May.", "We relocated to the Bay Area."])
+def test_a_team_s_move_to_a_known_place_is_the_speaker_s_home(text):
+    assert [(s, a) for s, a, _ in triples(text)] == [("maya", "lives_in")]
+
+
+@pytest.mark.parametrize("text,tool", [
+    ("We moved to Notion last week.", "Notion"),
+    ("We've moved to GitHub Actions.", "GitHub Actions"),
+    ("We have moved to Xero this year.", "Xero"),
+    ("The team is moving to Slack in March.", "Slack"),  # said in June: March has come
+    ("The team moved to Linear.", "Linear"),
+    ("Orbit has moved to Snowflake.", "Snowflake"),  # a town in Arizona too small for the gazetteer
+])
+def test_a_team_s_move_to_a_name_that_is_no_place_is_a_tool_not_a_home(text, tool):
+    assert triples(text) == [("Orbit", "uses", tool)]
+
+
+def test_a_team_s_move_to_a_tool_said_beside_one_gone_is_a_switch():
+    assert [(a, v, p) for _, a, v, p, _ in facts("Jira's gone, we moved to Linear.")] == [("replaced_value", "Linear", "Jira")]
+
+
+@pytest.mark.parametrize("text", ["We're moving to Xero.", "We moved away from Jira.", "We're moving to Notion next month."])
+def test_a_team_s_move_planned_or_away_from_a_tool_gives_no_home(text):
+    assert [a for _, a, _ in triples(text) if a in {"lives_in", "lived_in"}] == []
+
+
+def test_a_person_s_move_is_read_as_before():
+    assert triples("I moved to Notion Falls.", team=None) == [("maya", "lives_in", "Notion Falls")]
+    assert triples("We moved to Notion last week.", team=None)[0][1] == "lives_in"  # no team: a household's move
+
+
 def test_our_office_is_still_the_team_s_place():
     assert triples("Our office is in Haarlem.") == [("Orbit", "office_place", "Haarlem")]

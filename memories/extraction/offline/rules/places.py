@@ -4,6 +4,7 @@ import re
 
 from memories.extraction.offline.context import Clause, Context, Predicate
 from memories.extraction.offline.facts import fact_add
+from memories.extraction.offline.gazetteer import known_place
 from memories.extraction.offline.rules.work import trailing_work
 from memories.extraction.offline.values import cut_value, place_name, proper_name
 from memories.extraction.offline.words import NOT_NAMES
@@ -19,9 +20,12 @@ def rule_move(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
     if not m or pred.negated:
         return False
     rest = m["rest"]
+    # A team lives nowhere: its "we moved to Utrecht" is the speaker's household (`offline._household`), but
+    # its "we moved to Notion" is a tool, told from a town by the gazetteer.
+    team_moved = bool(ctx.team) and subject == ctx.team
     if out := re.match(r"^(?:out of|away from)\s+(?P<place>.+)$", rest, re.I):
         place = proper_name(cut_value(out["place"]), clause)
-        if place:
+        if place and not (team_moved and not known_place(place)):
             fact_add(ctx, clause, subject, "lives_in", place, obj=place, obj_kind="place", negated=True, confidence=confidence)
             return True
         return False
@@ -31,6 +35,11 @@ def rule_move(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
         parts.setdefault(segment[1].lower(), value)
     to = place_name(parts.get("to", ""), clause)
     origin = place_name(parts.get("from", ""), clause)
+    if team_moved and to and not known_place(to):
+        fact_add(ctx, clause, subject, "uses", to, obj=to, obj_kind="organization", confidence=min(confidence, 0.7))
+        return True
+    if team_moved and origin and not known_place(origin):
+        return False
     if to:
         fact_add(ctx, clause, subject, "lives_in", to, obj=to, obj_kind="place", previous=origin, confidence=confidence)
         return True
