@@ -110,7 +110,9 @@ class _Ranking:
 
     def __init__(self, scores: np.ndarray, documents: np.ndarray | None = None, low: int = 0):
         self.scores, self.documents, self.low = scores, documents, low
-        self.size = int(np.count_nonzero(scores)) if documents is None else len(documents)
+        # Every term is above 0, so a score above 0 is a document holding a lexeme: numpy finds those
+        # in a mask of booleans several times faster than among the floats themselves (`best`).
+        self.size = int(np.count_nonzero(scores > 0)) if documents is None else len(documents)
 
     def best(self, n: int) -> tuple[np.ndarray, np.ndarray]:
         """The first `n` documents by score, ties by document id, best first (a full sort's first `n`)."""
@@ -120,7 +122,7 @@ class _Ranking:
         if self.documents is None:
             # Over an id span (every document of the scope, of every collection): mostly zeros, so
             # the documents holding a lexeme are taken out first and the selection runs on them.
-            held = np.flatnonzero(self.scores)
+            held = np.flatnonzero(self.scores > 0)
             documents, scores = held + self.low, self.scores[held]
         else:
             documents, scores = self.documents, self.scores
