@@ -36,11 +36,12 @@ class Fused:
 
 def candidates_fuse(c: Candidates, *, q: Question, pool: int, evidence: bool) -> Fused:
     """The lists fused, best first, at most `pool` items."""
-    turn_ids = {h.target_id for name in TURN_COLLECTIONS for h in c.bm25.get(name, []) + c.vectors.get(name, []) + c.unindexed.get(name, [])}
-    turn_ids |= {h.target_id for hits in c.speakers.values() for h in hits} | {h.target_id for h in c.feedback}
-    episode_of_turn = {} if evidence or not turn_ids else dict(
-        Episode.objects.in_scope(q.scope).filter(turn_id__in=turn_ids).values_list("turn_id", "pk")
-    )
+    episode_of_turn: dict[int, int] = {}
+    if not evidence:
+        turn_ids = {h.target_id for name in TURN_COLLECTIONS for h in c.bm25.get(name, []) + c.vectors.get(name, []) + c.unindexed.get(name, [])}
+        turn_ids |= {h.target_id for hits in c.speakers.values() for h in hits} | {h.target_id for h in c.feedback}
+        if turn_ids:
+            episode_of_turn = dict(Episode.objects.in_scope(q.scope).filter(turn_id__in=turn_ids).values_list("turn_id", "pk"))
 
     def key(collection: str, target_id: int) -> Key:
         if collection == Collection.FACT:
@@ -55,30 +56,34 @@ def candidates_fuse(c: Candidates, *, q: Question, pool: int, evidence: bool) ->
     values: list[list[float] | None] = []
     why: dict[Key, list[str]] = {}
 
+    # Only "zscore" reads the lists' own scores; "rrf" needs their order alone.
+    scored = settings.RETRIEVAL_FUSION == "zscore"
+
     def add_list(name: str, keys: list[Key], notes: list[str] | None = None, scores: list[float] | None = None) -> None:
+        """`notes`: what each of the first _WHY_DEPTH items says of its place (no more are read)."""
         best = {}
         for at, item in enumerate(keys):
             best.setdefault(item, at)  # a list is best first: an item keeps its first place
         ranked = list(best)
         lists.append(ranked)
-        values.append([scores[best[item]] for item in ranked] if scores is not None else None)
+        values.append([scores[best[item]] for item in ranked] if scores is not None and scored else None)
         for rank, item in enumerate(ranked[:_WHY_DEPTH], start=1):
             why.setdefault(item, []).append(f"{name} #{rank}" + (f" ({notes[rank - 1]})" if notes else ""))
 
     for collection, hits in sorted(c.bm25.items()):
-        add_list(f"bm25 {collection}", [key(collection, h.target_id) for h in hits], [f"{h.score:.2f}" for h in hits],
+        add_list(f"bm25 {collection}", [key(collection, h.target_id) for h in hits], [f"{h.score:.2f}" for h in hits[:_WHY_DEPTH]],
                  [h.score for h in hits])
     for collection, hits in sorted(c.vectors.items()):
-        add_list(f"vector {collection}", [key(collection, h.target_id) for h in hits], [f"cos {h.similarity:.2f}" for h in hits],
+        add_list(f"vector {collection}", [key(collection, h.target_id) for h in hits], [f"cos {h.similarity:.2f}" for h in hits[:_WHY_DEPTH]],
                  [h.similarity for h in hits])
     for speaker, hits in c.speakers.items():
         add_list(f"vector turn said by {speaker}", [key(h.collection, h.target_id) for h in hits],
-                 [f"cos {h.similarity:.2f}" for h in hits], [h.similarity for h in hits])
+                 [f"cos {h.similarity:.2f}" for h in hits[:_WHY_DEPTH]], [h.similarity for h in hits])
     if c.feedback:
         add_list("bm25 turn with feedback words", [key(h.collection, h.target_id) for h in c.feedback],
-                 [f"{h.score:.2f}" for h in c.feedback], [h.score for h in c.feedback])
+                 [f"{h.score:.2f}" for h in c.feedback[:_WHY_DEPTH]], [h.score for h in c.feedback])
     for collection, hits in sorted(c.unindexed.items()):
-        add_list(f"not indexed yet {collection}", [key(collection, h.target_id) for h in hits], [f"{h.score:.0f} words" for h in hits],
+        add_list(f"not indexed yet {collection}", [key(collection, h.target_id) for h in hits], [f"{h.score:.0f} words" for h in hits[:_WHY_DEPTH]],
                  [h.score for h in hits])
     if c.entities:
         add_list("entity facts", [("fact", f.pk) for f in c.entity_facts], [f.subject.name for f in c.entity_facts])
