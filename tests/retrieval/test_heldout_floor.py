@@ -68,6 +68,9 @@ above as development sets: here heldout-f 105 → 106, heldout-h 113 → 116, he
 heldout-k 106 → 107, heldout-l 97 → 106, heldout-m 106 → 111 (the floors below), the others unchanged.
 heldout-n.yaml (a made-up food bank network's operations team, 230 questions) was written blind before the tenth pass
 and judged it without being studied: 87 = 0.378 → 86 with the local model, 75 → 75 here (its floor).
+heldout-o.yaml (a made-up peatland research lab, 230 questions) was written blind in stop 36 and judged its one
+extraction change (a team's move to a name that is no known place is a tool, not the speaker's home): 120 = 0.522 of
+230 before and after with the local model, 107 before and after here (its floor).
 Through recorded model replies: not done (no model is reachable here to record replies for these
 suites' statements)."""
 
@@ -88,7 +91,7 @@ TARGET = 0.90  # the issue's; not reached offline
                                                         ("heldout-h.yaml", 116, 191), ("heldout-i.yaml", 123, 220), ("heldout-j.yaml", 100, 222),
                                                         ("heldout-k.yaml", 107, 232),
                                                         ("heldout-l.yaml", 106, 230), ("heldout-m.yaml", 111, 230),
-                                                        ("heldout-n.yaml", 75, 230)])
+                                                        ("heldout-n.yaml", 75, 230), ("heldout-o.yaml", 107, 230)])
 def test_the_held_out_suites_answer_at_their_floor_offline(cast, suite, right, questions):
     report = run_scenarios(owner=cast.owner, path=SCENARIOS / suite)
     assert report["provider"] == "offline" and report["failed_extractions"] == 0 and report["questions"] == questions
