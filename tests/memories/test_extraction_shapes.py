@@ -64,6 +64,26 @@ def test_a_switch_under_way_in_a_month_that_has_come_is_done():
         ("Orbit", "chat_tool", "Slack", "Teams", None)]
 
 
+@pytest.mark.parametrize("text, expected", [
+    ("We're switching chat from Teams to Slack.", ("Orbit", "chat_tool", "Slack", "Teams", None)),
+    ("The team is migrating its tickets from Jira to Linear.", ("Orbit", "ticket_tool", "Linear", "Jira", None)),
+    ("Orbit is moving CI from Jenkins to Buildkite.", ("Orbit", "ci_tool", "Buildkite", "Jenkins", None)),
+])
+def test_a_switch_under_way_that_names_both_ends_and_no_time_is_done(text, expected):
+    assert facts(text) == [expected]
+
+
+@pytest.mark.parametrize("text", [
+    "We're switching chat from Teams to Slack next month.",
+    "We're moving CI from Jenkins to Buildkite soon.",
+    "We're planning on migrating tickets from Jira to Linear.",
+    "We're switching chat from Teams to Slack after the launch.",
+    "We are moving the docs to Notion.",  # one end named: still a plan
+])
+def test_a_switch_under_way_said_to_come_later_or_naming_one_end_stays_a_plan(text):
+    assert facts(text) == []
+
+
 @pytest.mark.parametrize("text", [
     "Our CI is GitHub Actions.",
     "Our CI was GitHub Actions.",
