@@ -478,3 +478,16 @@ def test_a_person_s_move_is_read_as_before():
 
 def test_our_office_is_still_the_team_s_place():
     assert triples("Our office is in Haarlem.") == [("Orbit", "office_place", "Haarlem")]
+
+
+@pytest.mark.parametrize("text", ["Pages go to Priya.", "Alerts go to Yuki and Ewan from now on.", "The freezer alarms are monitored by Elpro, alerts go to Yuki."])
+def test_one_of_the_scope_s_people_is_no_tool(text):
+    found = [(f.attribute, f.value) for f in extract(text=text, speaker="maya", occurred_at=SAID, team=TEAM, people=["priya", "yuki", "ewan"]).facts]
+    assert not [(a, v) for a, v in found if (a.endswith("_tool") or a in {"uses", "replaced_value"}) and v.split()[0] in {"Priya", "Yuki"}]
+
+
+@pytest.mark.parametrize("text, expected", [("Pages go through PagerDuty.", ("Orbit", "on_call_tool", "PagerDuty")),
+                                            ("We replaced Jenkins with GitHub Actions.", ("Orbit", "replaced_value", "GitHub Actions"))])
+def test_a_tool_beside_the_scope_s_people_is_still_a_tool(text, expected):
+    assert [(f.subject, canonical_attribute(f.attribute), f.value)
+            for f in extract(text=text, speaker="maya", occurred_at=SAID, team=TEAM, people=["priya", "yuki"]).facts] == [expected]

@@ -3,6 +3,7 @@ and the entities the facts name."""
 
 from memories.extraction.offline.context import Clause, Context
 from memories.extraction.schemas import ExtractedEntity, ExtractedFact
+from memories.extraction.vocabulary import REPLACEMENT_ATTRIBUTE
 
 MAX_FACTS = 25  # per text: a long chat turn should not flood the memory with guesses
 
@@ -78,6 +79,8 @@ def fact_add(
     value = value.strip()
     if not value:
         return
+    if (attribute in {"uses", REPLACEMENT_ATTRIBUTE} or attribute.endswith("_tool")) and value.split()[0].casefold() in ctx.people:
+        return  # "pages go to Priya", "alerts go to Yuki and Ewan": one of the scope's people is no tool
     importance = _IMPORTANCE.get(attribute, 0.75 if attribute.startswith("has_") else _DEFAULT_IMPORTANCE)
     ctx.facts.append(
         ExtractedFact(
