@@ -81,8 +81,9 @@ _TIME_OR_WISH = re.compile(
 
 def progressive_done(pred: Predicate, clause: Clause, ctx: Context) -> None:
     """"We're moving chat from Teams to Slack in August 2026", said in August: a switch under way
-    in a month that has come is read as done; without a date, or with one still ahead, it is a
-    plan and gives nothing."""
+    in a month that has come is read as done, and so is one that names both ends and says no time
+    or intention ("we're switching from Zoom to Teams"); with a time still ahead, or naming one end
+    ("we're moving the docs to Notion"), it is a plan and gives nothing."""
     m = re.match(r"^(?:am|is|are)\s+(?P<verb>moving|switching|migrating|changing)\b", pred.text, re.I)
     # "We're switching from Davis to Iso-Analytical": a switch that names both ends and no time is under way as it is said.
     # Not one said with any time ("… on 1 November", "… over the summer", "… next week") or as a wish ("… soon",
