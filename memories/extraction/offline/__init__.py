@@ -68,12 +68,22 @@ def extract(*, text: str, speaker: str, occurred_at: datetime, team: str | None 
 
 
 # "Jira's gone", "TeamCity is switched off", "React Native is officially dead", "Sage 50 is read-only": a tool said to be gone.
-_GONE = re.compile(r"(?P<old>(?-i:[A-Z])[\w.\-]*(?:\s+(?:(?-i:[A-Z])[\w.\-]*|\d+))?)(?:'s|\s+(?:is|was|has been|got|are|were))\s+(?:\w+ly\s+|now\s+|finally\s+)?"
-                   r"(?:gone|dead|switched off|turned off|shut down|retired|decommissioned|deprecated|read-only)\b", re.I)
+_GONE = re.compile(r"(?P<old>(?-i:[A-Z])(?:[\w.\-]*\w)?(?:\s+(?:(?-i:[A-Z])(?:[\w.\-]*\w)?|\d+)){0,2}?)(?:\s+(?:page|account|workspace|licen[cs]es?|subscription|instance|group|board|contract|site|server|plan))?"
+                   r"(?:'s|\s+(?:is|was|has been|got|gets|are|were|will be|goes|went|will go))?\s+(?:\w+ly\s+|now\s+|finally\s+|being\s+)?"
+                   r"(?:gone(?!\s+live)|dead|switched off|turned off|shut down|shutting down|retired|decommissioned|deprecated|read-only|closed|closing|"
+                   r"cancelled|canceled|deleted|discontinued|archived|going away|going too|going as well)\b", re.I)
 
 
 # "Zettle is live", "Rootly went live", "Deputy is now live": a name said to go live (read only beside one said to be gone).
 _LIVE = re.compile(r"(?:^|(?<=[.!?,;]\s)|(?<=\band\s))(?P<new>(?-i:[A-Z])[\w.\-]*(?:\s+(?-i:[A-Z])[\w.\-]*)?)\s+(?:is|has gone|went|has been)\s+(?:now\s+|finally\s+|officially\s+)?live\b", re.I)
+
+
+def _named(said: str) -> str:
+    """The name in words a sentence opened with ("January Dropbox" of "… from 13 January Dropbox is retired")."""
+    words = said.split()
+    while words and words[0].lower() in NOT_NAMES:
+        words = words[1:]
+    return " ".join(words)
 
 
 def _gone_replaced(facts: list[ExtractedFact], text: str, ctx: Context) -> list[ExtractedFact]:
@@ -82,11 +92,16 @@ def _gone_replaced(facts: list[ExtractedFact], text: str, ctx: Context) -> list[
     the new tool on the old one's attribute (`REPLACEMENT_ATTRIBUTE`) and the old one is history.
     So is a name said to go live beside it in a team's chat ("Zettle is live, Square is read-only
     from today"), when the statement gave that name no fact of its own."""
-    gone = [m["old"] for m in _GONE.finditer(text)]
+    gone = [name for m in _GONE.finditer(text) if (name := _named(m["old"])) and name.split()[0].lower() not in ctx.people]
     if len(gone) != 1:
         return facts
+    # "Reprographics closed after the move, so we're using Doxdirect now" under "Poster printing:": the function's
+    # tool, which the gone one was before it
     facts = [f.model_copy(update={"attribute": REPLACEMENT_ATTRIBUTE, "previous_value": gone[0]})
-             if f.attribute == "uses" and f.previous_value is None and f.value.casefold() != gone[0].casefold() else f for f in facts]
+             if f.attribute == "uses" and f.previous_value is None and f.value.casefold() != gone[0].casefold() else
+             f.model_copy(update={"previous_value": gone[0]})
+             if ctx.team and f.subject == ctx.team and f.attribute.endswith("_tool") and f.previous_value is None
+             and f.value.casefold() != gone[0].casefold() and gone[0].casefold() not in f.value.casefold() else f for f in facts]
     said = {f.value.casefold() for f in facts}
     live = [m["new"] for m in _LIVE.finditer(text) if m["new"].casefold() not in said and m["new"].casefold() != gone[0].casefold()
             and m["new"].split()[0].lower() not in NOT_NAMES]

@@ -190,6 +190,9 @@ def read_sentence(sentence: str, ctx: Context) -> None:
     sentence = re.sub(r"\s*\([^()\d]{1,60}\)(?=[\s,;:]|$)", "", sentence).strip() or sentence
     rest, said, label = label_taken(_DISCOURSE_LEAD.sub("", sentence))
     sentence = rest if label else sentence
+    if label and said is None and ctx.label is None:
+        ctx.label = label  # a label heads its message: the sentences after it are about it too
+    topic = label or ctx.label
     if said == "decides" and ctx.team and not re.match(r"(?:we|the team|our team|it was)\b", sentence, re.I):
         sentence = f"Decision: {sentence}"  # "Leads agreed yesterday: the Halloween update will be free"
     elif said == "decides":
@@ -213,7 +216,7 @@ def read_sentence(sentence: str, ctx: Context) -> None:
             piece = said_without_i(piece)
         if not piece or len(piece) > MAX_CLAUSE_CHARS:
             continue
-        clause = Clause(text=team_said_as_we(piece, ctx), typed_lowercase=typed_lowercase, topic=label or None)
+        clause = Clause(text=team_said_as_we(piece, ctx), typed_lowercase=typed_lowercase, topic=topic or None)
         correction_taken(clause)
         if correcting and not clause.corrects:
             clause.corrects = correcting

@@ -87,6 +87,8 @@ def common_subject(text: str, ctx: Context) -> bool:
     head = text[: verb.start() - 1].split() if verb.start() > 0 else []
     while head and (head[-1].lower() in _ADVERBS or head[-1].lower().endswith("ly")):
         head = head[:-1]  # "Tomasz now lives in Porto": the adverb is no part of the subject
+    if len(head) > 1 and head[0].lower() == "all" and head[1][:1].islower():
+        head = head[1:]  # "all calls are on Teams now": every one of a thing
     if not 1 <= len(head) <= 6 or not all(re.fullmatch(r"[\w][\w\-'.&/]*", w) for w in head) or head[0].lower() in NOT_NAMES or head[0].lower() in {"i", "my", "me", "us"} or "'" in head[0]:
         return False
     if head[0][:1].isdigit() or not head[0][:1].isalpha():
@@ -199,6 +201,11 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
             text = f"{said['subj']} {said['verb']} {cleft['x']} {said['prep']}{said['tail']}"
     if _introduction(text, clause, ctx):
         return ctx.speaker
+    if ctx.team and (m := _INSTITUTION_SWITCH.match(text)) and (m["bare"] or m["obj"] or re.search(r"\bfrom\s", m["tail"], re.I)):
+        # "the uni switched us from Agresso to Concur", "IT has moved everyone to Teams": a switch made for the team
+        # by who runs it is the team's; "Moved the flux scripts from Bitbucket to GitLab": chat's switch without "I"
+        predicate_read(m["bare"] or f"{m['verb']} {m['tail']}", ctx.we, clause, ctx, first_person=True)
+        return ctx.we
     if (m := re.match(r"^(?:we|us|our team|the team)\s+(?P<rest>.+)$", text, re.I)) and (ctx.team or m[0].lower().startswith(("we ", "us "))):
         predicate_read(m["rest"], ctx.we, clause, ctx, first_person=True)
         return ctx.we
@@ -277,6 +284,16 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
     return None
 
 
+# Who runs a team's tools for it ("the uni", "IT", "head office", "the company"), and the switch they make.
+_INSTITUTIONS = (r"(?:the\s+)?(?:uni|university|company|firm|school|college|council|trust|hospital|business|board|faculty|department|dept|"
+                 r"institute|organi[sz]ation|org|agency|group|practice|clinic|ministry|client|publisher|owners?|management|leadership|"
+                 r"head office|hq|(?-i:IT)|it department|it dept|(?-i:ICT)|ops|(?-i:HR)|finance|procurement|facilities|estates|legal)")
+_SWITCH_DONE = r"(?:switched|moved|migrated|changed|swapped|transitioned)"
+_INSTITUTION_SWITCH = re.compile(
+    rf"^(?:{_INSTITUTIONS}\s+(?:(?:has|have|had|finally|now|just|officially)\s+)*(?P<verb>{_SWITCH_DONE})\s+"
+    rf"(?:(?P<obj>us|everyone|everybody|the team|all of us|the whole team)\s+)?(?P<tail>.+)|(?P<bare>{_SWITCH_DONE}\s+(?:over\s+)?(?:the|our)\s+\S.*\s(?:from|to)\s.+))$",
+    re.I,
+)
 _CLEFT = re.compile(r"^(?P<x>.+?)\s+(?:is|was|are|has been)\s+what\s+(?P<rest>(?:we|i|the team|our team)\s+.+)$", re.I)
 _CLEFT_REST = re.compile(r"^(?P<subj>we|i|the team|our team)\s+(?P<verb>(?:\w+\s+){0,2}?\w+)\s+(?P<prep>for|on|in|with|to|as)\b(?P<tail>.*)$", re.I)
 _INTRO = re.compile(rf"^(?:(?:i am|this is|it is)\s+(?P<name>{NAME})|(?P<name2>{NAME})(?P<here>\s+here)?)\s*,\s*(?P<rest>.+)$", re.I)

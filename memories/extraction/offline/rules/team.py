@@ -12,6 +12,7 @@ from datetime import datetime
 
 from memories.extraction.offline.context import Clause, Context, Predicate
 from memories.extraction.offline.facts import fact_add
+from memories.extraction.offline.gazetteer import known_place
 from memories.extraction.offline.values import cut_value, job_title, plain_value, proper_name, snake_case
 from memories.extraction.offline.words import NAME, NOT_NAMES, RELATIONS
 from memories.extraction.vocabulary import (
@@ -29,7 +30,16 @@ _LEAD = r"lead|leads|led|run|runs|ran|head|heads|headed|manage|manages|managed|a
 
 
 def _tool(value: str, clause: Clause) -> str | None:
+    """A tool's name as said after a verb; words that describe it before its name are no part of it ("the uni
+    GitLab", "our new Nextcloud")."""
+    value = re.sub(r"^(?:the|our|a|an)\s+(?:(?-i:[a-z])[\w\-]*\s+){1,2}(?=(?-i:[A-Z]))", "", value.strip(), flags=re.I)
     return proper_name(cut_value(value), clause)
+
+
+def _owner(fn: str, subject: str, ctx: Context) -> str:
+    """Whose tool a switch sets: in a team's scope, the team's when the speaker switched "the" or "our" thing ("I
+    moved the flux scripts from Bitbucket to GitLab"); the subject's otherwise ("I switched my phone to a Pixel")."""
+    return ctx.we if ctx.team and subject == ctx.speaker and re.match(r"(?:the|our)\s", fn.strip(), re.I) else subject
 
 
 def _function_ok(fn: str) -> bool:
@@ -130,7 +140,14 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
     if m := re.match(rf"^(?:switched|migrated|moved|changed|swapped|transitioned)\s+(?:over\s+)?{_FUNCTION}\s+from\s+(?P<a>.+?)\s+(?:to|over to)\s+(?P<b>.+)$", t, re.I):
         old, new = _tool(m["a"], clause), _tool(m["b"], clause)
         if old and new and _function_ok(m["fn"]):
-            fact_add(ctx, clause, subject, tool_attribute(m["fn"]), new, obj=new, obj_kind="organization", previous=old, confidence=confidence)
+            owner = _owner(m["fn"], subject, ctx)
+            thing = re.sub(r"^(?:the|our|my)\s+", "", m["fn"].strip(), flags=re.I)
+            if not known_function(thing) and (singular(thing.split()[-1]).lower() in TEAM_THINGS - {"repo", "repository"} or known_place(new)):
+                # "we moved the offsite from Lisbon to Porto", "moved the servers from Frankfurt to Dublin": a place
+                fact_add(ctx, clause, owner, f"{snake_case(thing)}_place", new, obj=new, obj_kind="place", previous=old, confidence=confidence,
+                         sentence=f"The {thing} is in {new}.")
+                return True
+            fact_add(ctx, clause, owner, tool_attribute(m["fn"]), new, obj=new, obj_kind="organization", previous=old, confidence=confidence)
             return True
     # "moved chat off Discord and onto Microsoft Teams"
     if m := re.match(rf"^(?:switched|migrated|moved|changed|taken|took)\s+{_FUNCTION}\s+(?:off|away from)\s+(?P<a>.+?)\s+(?:and\s+)?(?:on|over\s+)?to\s+(?P<b>.+)$", t, re.I):
@@ -202,10 +219,17 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
             old = _tool(m["a"], clause) if m["a"] else None
             fact_add(ctx, clause, subject, tool_attribute(fn), new, obj=new, obj_kind="organization", previous=old, confidence=confidence)
             return True
-    if m := re.match(r"^(?:use|uses|are using|is using|adopted|am on|are on|is on)\s+(?P<b>.+)$", t, re.I):
+    # "we use Doxdirect", "we're on Slack now"; under a label that names the function, its tool ("Poster printing: we're
+    # using Doxdirect now"), and then said as possession or company too ("Drone news: we've got a DJI Mavic 3 now",
+    # "Vehicle hire: we're with Enterprise from now on")
+    fn = topic_function(clause.topic, people=ctx.people)
+    if m := re.match(r"^(?:use|uses|are using|is using|adopted|am on|are on|is on)\s+(?P<b>.+)$", t, re.I) or fn and re.match(
+            r"^(?:have got|have gotten|got|have|now have|are with|are now with|are going with|went with|bought|have bought)\s+(?:(?:a|an|the|our)\s+)?(?:new\s+)?(?P<b>.+)$", t, re.I):
         new = _tool(m["b"], clause)
-        if new and (new[0].isupper() or new[0].isdigit()) and new.split()[0].lower() not in NOT_NAMES:
-            fact_add(ctx, clause, subject, "uses", new, obj=new, obj_kind="organization", confidence=confidence)
+        if new and (new[0].isupper() or new[0].isdigit()) and new.split()[0].lower() not in NOT_NAMES and ctx.subject_kinds.get(new) != "person" \
+                and new.split()[0].lower() not in ctx.people:
+            attribute = tool_attribute(fn) if fn and subject == ctx.we else "uses"
+            fact_add(ctx, clause, subject, attribute, new, obj=new, obj_kind="organization", confidence=confidence)
             return True
     if _handed_over(t, subject, clause, ctx, confidence) or _tool_by_verb(t, subject, clause, ctx, confidence):
         return True
@@ -500,15 +524,22 @@ _PEOPLE_NOUNS = frozenset("kids children family parents friends folks people eve
                           "colleagues neighbours neighbors relatives cousins grandparents".split()) | frozenset(RELATIONS)
 
 
-def _kept_thing(what: str, value: str, clause: Clause) -> bool:
+def _kept_thing(what: str, value: str, clause: Clause, ctx: Context) -> bool:
     """A thing said in common nouns that lives in, goes through or comes from a name ("work orders live in
     Maximo", "timesheets go in Kronos", "weather forecasts come from StormGeo"): the tool that serves it,
-    whatever the thing (the list of known functions is no longer asked), unless the words name people. Not in
-    chat typed all in lowercase, where a name is lowercase too ("mei lives in Sheffield")."""
+    whatever the thing (the list of known functions is no longer asked), unless the words name people or the
+    name is a known place ("half the office went to Lisbon"). Not in chat typed all in lowercase, where a name
+    is lowercase too ("mei lives in Sheffield"). Opening the sentence, the thing's first letter is a capital
+    ("Field data goes to Nextcloud", "Timesheets go in Kronos"), a name's is too ("Mei lives in Sheffield"):
+    there it is a thing when it is said in two words or more, or in the plural, and is none of the scope's people."""
     words = what.split()
     said_lowercase = re.search(rf"(?<!\w){re.escape(what)}(?!\w)", clause.text) is not None  # "Mei lives …" is asked here as "mei lives …"
-    return (not clause.typed_lowercase and said_lowercase and all(w[:1].islower() for w in words) and not set(w.lower() for w in words) & _PEOPLE_NOUNS
-            and bool(re.match(r"(?:the\s+)?(?-i:[A-Z])", value.strip())))
+    opening = (not said_lowercase and clause.text.startswith(what[:1].upper() + what[1:]) and words[0].lower() not in ctx.people
+               and (len(words) >= 2 or (words[0].endswith("s") and not words[0].endswith("ss"))))
+    tool = cut_value(value.strip())
+    return (not clause.typed_lowercase and (said_lowercase or opening) and all(w[:1].islower() for w in words)
+            and not set(w.lower() for w in words) & _PEOPLE_NOUNS
+            and bool(re.match(r"(?:the\s+)?(?-i:[A-Z])", value.strip())) and not (tool and known_place(tool)))
 
 
 _DONE = {"moving": "moved", "switching": "switched", "migrating": "migrated", "changing": "changed"}
@@ -598,7 +629,7 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
     if lives and (head := re.split(r"\s+(?:for|from|of|between|across)\s+", lives["what"], maxsplit=1)[0]) != lives["what"] and known_function(head):
         rest = head + rest[len(lives["what"]):]  # "crash reports from the clients come in through Sentry": the function said first
         lives = re.match(lives.re, rest)
-    if lives and the and not (known_function(lives["what"]) or lives["what"].lower().split()[-1] in TEAM_THINGS or _kept_thing(lives["what"], lives["value"], clause)):
+    if lives and the and not (known_function(lives["what"]) or lives["what"].lower().split()[-1] in TEAM_THINGS or _kept_thing(lives["what"], lives["value"], clause, ctx)):
         return False  # "Tomasz now lives in Porto" is a person's home, read elsewhere
     if lives:
         tool = _tool(lives["value"], clause)
@@ -630,6 +661,14 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
             what = f"{which} {qualifier['head']}"
             words, thing = what.lower().split(), snake_case(what)
     team_thing = bool(words) and (words[-1] in TEAM_THINGS or known_function(what) or recurring_said or happens)
+    # "all calls are on Microsoft Teams now", "field check-ins are on Signal": a thing in common nouns on a named tool
+    if not team_thing and (on := re.match(r"^on\s+(?P<tool>.+?)(?:\s+now)?$", value, re.I)) and _kept_thing(what, on["tool"], clause, ctx):
+        head = re.sub(r"^all\s+(?:(?:the|our)\s+)?", "", what, flags=re.I)
+        tool = _tool(on["tool"], clause)
+        plural = head.split()[-1].endswith("s") and not head.split()[-1].endswith("ss")
+        if tool and (plural or len(head.split()) > 1) and len(head.split()) <= 3 and _day(tool, ctx.occurred_at) is None and not time_value(tool) and tool.split()[0].lower() not in NOT_NAMES:
+            fact_add(ctx, clause, ctx.we, tool_attribute(head), tool, obj=tool, obj_kind="organization")
+            return True
     if the and not team_thing and not (_strong_value(value) and first_said not in NOT_NAMES | {"it", "they", "he", "she"}
                                        and not re.search(r"'s$", first_said) and len(words) <= 5
                                        and (len(words) >= 2 or re.match(r"[$€£]?\d", value) or clause.corrects)):
@@ -718,6 +757,9 @@ def decision_said(text: str, clause: Clause, ctx: Context) -> bool:
     if not 1 <= len(what.split()) <= 15:
         return False
     fact_add(ctx, clause, ctx.we, "decision", what, confidence=0.85, sentence=f"{ctx.we} decided to {what}.")
+    if m["what2"] and not clause.corrects:
+        said = re.sub(r"^(?:the|our)\s+", "", what, flags=re.I)
+        our_detail(said[:1].lower() + said[1:], clause, ctx, the=True)  # "Decision: task tracking has moved to Planner": the tool too
     return True
 
 
