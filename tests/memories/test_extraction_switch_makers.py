@@ -57,6 +57,10 @@ def test_what_is_no_switch_for_the_team(text):
     assert [f for f in triples(text) if f[0] == TEAM and f[1].endswith("_tool")] == []
 
 
+def test_a_pet_called_by_name_is_no_tool_described():
+    assert triples("I adopted a cat called Biscuit.") == [("ines", "has_pet", "Biscuit")]  # the CI run of f401373 read "uses Biscuit"
+
+
 @pytest.mark.parametrize("text", ["We moved the offsite from Lisbon to Porto.", "Moved the offsite from Lisbon to Porto."])
 def test_a_team_event_switched_between_places_is_its_place_not_a_tool(text):
     assert facts(text) == [(TEAM, "offsite_place", "Porto", "Lisbon")]

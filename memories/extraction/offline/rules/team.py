@@ -32,7 +32,7 @@ _LEAD = r"lead|leads|led|run|runs|ran|head|heads|headed|manage|manages|managed|a
 def _tool(value: str, clause: Clause) -> str | None:
     """A tool's name as said after a verb; words that describe it before its name are no part of it ("the uni
     GitLab", "our new Nextcloud")."""
-    value = re.sub(r"^(?:the|our|a|an)\s+(?:(?-i:[a-z])[\w\-]*\s+){1,2}(?=(?-i:[A-Z]))", "", value.strip(), flags=re.I)
+    value = re.sub(r"^(?:the|our)\s+(?:(?!called\b|named\b|of\b|in\b|at\b)(?-i:[a-z])[\w\-]*\s+){1,2}(?=(?-i:[A-Z]))", "", value.strip(), flags=re.I)
     return proper_name(cut_value(value), clause)
 
 
