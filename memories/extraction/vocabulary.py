@@ -166,6 +166,9 @@ def function_key(words: str) -> str:
         word = word.replace("\u0000", "_")
         if word in {"the", "our", "a", "an", "my", "for", "of", "team", "team's"} or word in TOOL_WORDS:
             continue
+        if word in {"page", "pages"} and len(words.split()) > 1:
+            out.append("page")  # "print pages", "landing pages": pages, not paging
+            continue
         word = FUNCTION_SYNONYMS.get(word, word)
         if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):  # "status", "analysis" are no plurals
             word = FUNCTION_SYNONYMS.get(word[:-1], word[:-1])

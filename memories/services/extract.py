@@ -326,7 +326,7 @@ def _amendment_read(episode: Episode, extraction: Extraction, *, extractor: Extr
 def _replacement_placed(extracted: ExtractedFact, *, scope: Scope, resolver: Resolver, subjects: list) -> ExtractedFact:
     """"We've replaced New Relic with Honeycomb": the attribute of the subject's (or the
     speaker's, the team's) active fact holding the old tool, so the new one supersedes it;
-    `uses` when there is none."""
+    `uses` when there is none (the old tool kept: it becomes history, `reconcile`)."""
     old = normalize_value(extracted.previous_value or "")
     for subject in [resolver.find(extracted.subject), *subjects]:
         if subject is None or not old:
@@ -335,7 +335,7 @@ def _replacement_placed(extracted: ExtractedFact, *, scope: Scope, resolver: Res
                 .order_by("-valid_from", "-id").first())
         if fact is not None:
             return extracted.model_copy(update={"subject": fact.subject.name, "attribute": fact.attribute})
-    return extracted.model_copy(update={"attribute": "uses", "previous_value": None})
+    return extracted.model_copy(update={"attribute": "uses"})
 
 
 # Words that make one event or thing another, not a fuller name of it: "the 2026 offsite" is not

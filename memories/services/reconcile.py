@@ -278,6 +278,15 @@ def _apply(change: FactChange, decision: Decision, *, new: NewFact, candidates: 
     supersedes = None
     if new.previous_value and is_single_valued(new.attribute) and normalize_value(new.previous_value) != new.value_normalized:
         supersedes = _previous(new, **fields)
+    elif new.previous_value and new.attribute == "uses" and normalize_value(new.previous_value) != new.value_normalized:
+        # "we ditched Premiere for DaVinci Resolve", no function said: of what the team uses, the one it replaced ends
+        # (or, never said before, becomes history), so "what did we use before DaVinci Resolve?" has its answer
+        held = next((c for c in candidates if c.value_normalized == normalize_value(new.previous_value)), None)
+        if held is not None:
+            fact_end(held, status=FactStatus.SUPERSEDED, at=new.valid_from or timezone.now())
+            supersedes = held
+        else:
+            supersedes = _previous(new, **fields)
     change.fact = _create(new, **fields, supersedes=supersedes, row=row)
     if change.fact is None:
         change.action, change.reason = NOOP, "the same value became active meanwhile"

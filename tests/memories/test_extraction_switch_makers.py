@@ -125,3 +125,47 @@ def test_a_decision_that_says_a_switch_gives_the_tool_too():
     assert triples("Decision: task tracking has moved to Planner (in the BRC Team). Trello is archived.") == [
         (TEAM, "decision", "task tracking has moved to Planner"), (TEAM, "task_tool", "Planner")]
     assert triples("Decision: the offsite is in Porto.") == [(TEAM, "decision", "the offsite is in Porto"), (TEAM, "offsite_place", "Porto")]
+
+
+# The second batch of stop 37, read off heldout-q's failures (a development set since it judged the first).
+@pytest.mark.parametrize("text, expected", [
+    ("We switched to 1Password.", (TEAM, "uses", "1Password", None)),
+    ("IT has switched us to 1Password after the LastPass breach.", (TEAM, "uses", "1Password", None)),
+    ("The company has switched us to Teams. Slack gets turned off Friday.", (TEAM, REPLACEMENT_ATTRIBUTE, "Teams", "Slack")),
+    ("Version control news: we've switched to Plastic SCM.", (TEAM, "code_tool", "Plastic SCM", None)),  # version control is code
+    ("We've got Buffer now for scheduling posts, Hootsuite's cancelled.", (TEAM, "scheduling_post_tool", "Buffer", "Hootsuite")),
+    ("Pelcro is gone, it's all Piano now for subscriptions.", (TEAM, "subscription_tool", "Piano", "Pelcro")),
+    ("Jenkins box switched off. Every build is on GitHub Actions now.", (TEAM, "build_tool", "GitHub Actions", "Jenkins")),
+    ("Trint replaced Otter for everyone from today.", (TEAM, REPLACEMENT_ATTRIBUTE, "Trint", "Otter")),
+    ("Ditched Premiere for DaVinci Resolve on the video side.", (TEAM, REPLACEMENT_ATTRIBUTE, "DaVinci Resolve", "Premiere")),
+    ("Live blogs are on Tickaroo from now, the ScribbleLive contract ended.", (TEAM, "live_blog_tool", "Tickaroo", "ScribbleLive")),
+    ("Felix, all our shifts live in Connecteam, invite's coming.", (TEAM, "shift_tool", "Connecteam", None)),
+    ("Print pages are still built in InDesign.", (TEAM, "print_page_tool", "InDesign", None)),  # pages, not paging
+    ("Moving our charts from Flourish to Datawrapper this month, cheaper.", (TEAM, "chart_tool", "Datawrapper", "Flourish")),
+    ("moving our shared passwords to Bitwarden this week, LastPass gets cancelled end of Feb", (TEAM, "shared_password_tool", "Bitwarden", "LastPass")),
+    ("we moved the runbooks out of Confluence into SharePoint, the old space is read-only now", (TEAM, "runbook_tool", "SharePoint", "Confluence")),
+    ("We've moved the studio into a bigger space in Griffintown.", (TEAM, "studio_place", "Griffintown", None)),
+    ("As of Monday we're on Beehiiv for the morning newsletter.", (TEAM, "morning_newsletter_tool", "Beehiiv", None)),
+])
+def test_switches_and_tools_said_in_chat_s_other_shapes(text, expected):
+    assert facts(text) == [expected]
+
+
+@pytest.mark.parametrize("text", [
+    "We switched to Lisbon.",  # a known place is no tool
+    "Email's moving from Gmail to Outlook too.",  # a function opening the sentence is no one moving house
+    "The site is down.",  # a state, no value
+])
+def test_what_those_shapes_do_not_read_as_a_tool_or_a_home(text):
+    assert [f for f in triples(text) if f[1] in ("uses", "lives_in") or f[1].endswith("_tool")] == []
+
+
+def test_a_weekday_a_switch_starts_from_is_the_nearest_and_since_one_the_last():
+    monday = datetime(2025, 6, 16, 12, tzinfo=UTC)  # SAID is a Monday
+    [fact] = extract(text="As of Monday we're on Beehiiv for the newsletter.", speaker="ines", occurred_at=monday, team=TEAM, people=PEOPLE).facts
+    assert fact.valid_from.date() == monday.date()
+    saturday = datetime(2025, 6, 14, 12, tzinfo=UTC)
+    [fact] = extract(text="From Monday the standup is at 9:30.", speaker="ines", occurred_at=saturday, team=TEAM, people=PEOPLE).facts
+    assert fact.valid_from.date() == datetime(2025, 6, 16).date()  # two days ahead, not five days back
+    [fact] = extract(text="We've been on Slack since Monday.", speaker="ines", occurred_at=saturday, team=TEAM, people=PEOPLE).facts
+    assert fact.valid_from.date() == datetime(2025, 6, 9).date()  # since: the last Monday

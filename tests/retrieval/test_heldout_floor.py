@@ -88,6 +88,14 @@ dedicated game servers?" in place of the quotes that held Montréal and Agones).
 news desk, 230 questions) was written blind for this change, its brief asking for switches said in varied ways, and
 judged it without being studied: 116 = 0.504 → 118 = 0.513 with the local model, 107 → 110 here (its floor).
 heldout-p, for its totals only: 111 → 111 with the local model, 103 → 103 here.
+Its second batch (a team's switch with no function said, "it's all Piano now", possession with "for", "every build is on
+…", a thing moved to a name that is no town, a switch said without a subject in the progressive, a weekday a switch
+starts from, and a replacement's old tool kept as history when no fact held it; docs/ARCHITECTURE.md, "Switches said
+by others, things said first") studied heldout-q's failures, a development set since: here heldout-f 107 → 109, heldout-g
+117 → 118, heldout-i 123 → 125, heldout-j 104 → 109, heldout-k 110 → 111, heldout-m 112 → 114, heldout-n 75 → 77,
+heldout-o 115 → 117, heldout-q 110 → 113 (the floors below), the others unchanged. heldout-r.yaml (a made-up outdoor-gear
+shop, 230 questions) was written blind for it and judged it without being studied: 101 = 0.439 → 102 = 0.443 with the
+local model, 93 → 93 here (its floor); heldout-p, for its totals only: 103 → 103 here.
 Through recorded model replies: not done (no model is reachable here to record replies for these
 suites' statements)."""
 
@@ -104,12 +112,13 @@ TARGET = 0.90  # the issue's; not reached offline
 
 @pytest.mark.parametrize("suite, right, questions", [("heldout-a.yaml", 144, 174), ("heldout-b.yaml", 68, 68), ("heldout-c.yaml", 157, 167),
                                                         ("heldout-d.yaml", 160, 236), ("heldout-e.yaml", 155, 254),
-                                                        ("heldout-f.yaml", 107, 191), ("heldout-g.yaml", 117, 190),
-                                                        ("heldout-h.yaml", 118, 191), ("heldout-i.yaml", 123, 220), ("heldout-j.yaml", 104, 222),
-                                                        ("heldout-k.yaml", 110, 232),
-                                                        ("heldout-l.yaml", 107, 230), ("heldout-m.yaml", 112, 230),
-                                                        ("heldout-n.yaml", 75, 230), ("heldout-o.yaml", 115, 230),
-                                                        ("heldout-p.yaml", 103, 230), ("heldout-q.yaml", 110, 230)])
+                                                        ("heldout-f.yaml", 109, 191), ("heldout-g.yaml", 118, 190),
+                                                        ("heldout-h.yaml", 118, 191), ("heldout-i.yaml", 125, 220), ("heldout-j.yaml", 109, 222),
+                                                        ("heldout-k.yaml", 111, 232),
+                                                        ("heldout-l.yaml", 107, 230), ("heldout-m.yaml", 114, 230),
+                                                        ("heldout-n.yaml", 77, 230), ("heldout-o.yaml", 117, 230),
+                                                        ("heldout-p.yaml", 103, 230), ("heldout-q.yaml", 113, 230),
+                                                        ("heldout-r.yaml", 93, 230)])
 def test_the_held_out_suites_answer_at_their_floor_offline(cast, suite, right, questions):
     report = run_scenarios(owner=cast.owner, path=SCENARIOS / suite)
     assert report["provider"] == "offline" and report["failed_extractions"] == 0 and report["questions"] == questions

@@ -68,10 +68,10 @@ def extract(*, text: str, speaker: str, occurred_at: datetime, team: str | None 
 
 
 # "Jira's gone", "TeamCity is switched off", "React Native is officially dead", "Sage 50 is read-only": a tool said to be gone.
-_GONE = re.compile(r"(?P<old>(?-i:[A-Z])(?:[\w.\-]*\w)?(?:\s+(?:(?-i:[A-Z])(?:[\w.\-]*\w)?|\d+)){0,2}?)(?:\s+(?:page|account|workspace|licen[cs]es?|subscription|instance|group|board|contract|site|server|plan))?"
+_GONE = re.compile(r"(?P<old>(?-i:[A-Z])(?:[\w.\-]*\w)?(?:\s+(?:(?-i:[A-Z])(?:[\w.\-]*\w)?|\d+)){0,2}?)(?:\s+(?:page|account|workspace|licen[cs]es?|subscription|instance|group|board|contract|site|server|box|plan))?"
                    r"(?:'s|\s+(?:is|was|has been|got|gets|are|were|will be|goes|went|will go))?\s+(?:\w+ly\s+|now\s+|finally\s+|being\s+)?"
                    r"(?:gone(?!\s+live)|dead|switched off|turned off|shut down|shutting down|retired|decommissioned|deprecated|read-only|closed|closing|"
-                   r"cancelled|canceled|deleted|discontinued|archived|going away|going too|going as well)\b", re.I)
+                   r"cancelled|canceled|deleted|discontinued|archived|ended|expired|lapsed|going away|going too|going as well)\b", re.I)
 
 
 # "Zettle is live", "Rootly went live", "Deputy is now live": a name said to go live (read only beside one said to be gone).

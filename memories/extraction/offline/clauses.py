@@ -135,7 +135,7 @@ _CLAUSE_SPLIT = re.compile(
     rf";|\s+-+\s+|,?\s+(?:and|but|so|because|although|though|while|whereas|since|plus|and then|and now|but now)\s+(?={_SUBJECT_START})"
     rf"|,\s+(?={_SUBJECT_START})|,?\s+(?:and|and then|and also|then)\s+(?={PREDICATE_VERBS}\b)"
     r"|,\s+(?:and|but|so)\s+(?=(?:the|our)\s)|\s+and\s+(?=(?:the|our)\s+[\w\- ]{1,30}?\s+(?:is|are|was|were|has|have)\s)|,\s+(?:which|who|where|so|but)\b|,\s+(?=(?:based|living|located)\s+in\b)"
-    r"|,\s+(?=(?-i:[A-Z])\w+(?:\s+(?-i:[A-Z])\w+)?\s+(?:is|was|were|are|has|had)\b)"
+    r"|,\s+(?=(?-i:[A-Z])\w+(?:\s+(?-i:[A-Z])\w+)?\s+(?:is|was|were|are|has|had)\b)|,\s+(?=it\s+is\s+all\s)"
     # "our O&M base is at Royal Dock in Grimsby, Saltmarsh head office is at Humber Quays in Hull": a second
     # thing's place after a comma is a statement of its own
     # (not a pronoun: "the offsite is not in Lisbon, it is in Porto" is one correction)

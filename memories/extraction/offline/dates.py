@@ -38,7 +38,7 @@ _DATE_PATTERNS: list[tuple[str, re.Pattern]] = [
     ("for", re.compile(rf"\bfor\s+(?:the\s+(?:last|past)\s+)?({_NUM}|\d+)\s+({_UNIT})\b", re.I)),
     ("last_unit", re.compile(r"\b(?:(?:as of|from|starting)\s+)?(last|this|past)\s+(week|weekend|month|year|night|morning|evening|afternoon)\b", re.I)),
     ("season", re.compile(r"\b(last|this|in the)\s+(summer|winter|spring|fall|autumn)\b", re.I)),
-    ("weekday", re.compile(rf"\b(?:(last|this|on)\s+)({_WEEKDAYS})\b(?!\s+(?:mornings|afternoons|evenings|nights)\b)", re.I)),
+    ("weekday", re.compile(rf"\b(?:(last|this|on|as of|from|starting|since)\s+)({_WEEKDAYS})\b(?!\s+(?:mornings|afternoons|evenings|nights)\b)", re.I)),
     ("month", re.compile(rf"\b(?:(since|from|as of|starting(?: in)?|effective)\s+|(?:back\s+)?in\s+|last\s+)(?:early\s+|late\s+|mid-?\s*)?({_MONTHS})\b(?!\s+\d)", re.I)),
     ("day", re.compile(r"\b(?:(?:as of|from|starting)\s+)?(yesterday|today|tonight|the other day|earlier today)\b", re.I)),
 ]
@@ -113,6 +113,12 @@ def _resolve(kind: str, match: re.Match, ctx: Context, present_perfect: bool) ->
         return _midnight(start, ctx), True
     if kind == "weekday":
         weekday = _WEEKDAYS.split("|").index(groups[1].lower())
+        if groups[0].lower() == "since":
+            return _midnight(today - timedelta(days=(today.weekday() - weekday) % 7), ctx), False  # "since Monday": the last one, today's too
+        if groups[0].lower() in {"as of", "from", "starting"}:
+            # "As of Monday we're on Beehiiv": the nearest Monday, said on it, the day before or the days after
+            ahead = (weekday - today.weekday()) % 7
+            return _midnight(today + timedelta(days=ahead if ahead <= 3 else ahead - 7), ctx), False
         back = (today.weekday() - weekday) % 7 or 7
         return _midnight(today - timedelta(days=back), ctx), True
     if kind == "month":

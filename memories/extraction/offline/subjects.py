@@ -87,7 +87,7 @@ def common_subject(text: str, ctx: Context) -> bool:
     head = text[: verb.start() - 1].split() if verb.start() > 0 else []
     while head and (head[-1].lower() in _ADVERBS or head[-1].lower().endswith("ly")):
         head = head[:-1]  # "Tomasz now lives in Porto": the adverb is no part of the subject
-    if len(head) > 1 and head[0].lower() == "all" and head[1][:1].islower():
+    if len(head) > 1 and head[0].lower() in {"all", "every", "each"} and head[1][:1].islower():
         head = head[1:]  # "all calls are on Teams now": every one of a thing
     if not 1 <= len(head) <= 6 or not all(re.fullmatch(r"[\w][\w\-'.&/]*", w) for w in head) or head[0].lower() in NOT_NAMES or head[0].lower() in {"i", "my", "me", "us"} or "'" in head[0]:
         return False
@@ -147,6 +147,9 @@ HYPOTHETICAL = re.compile(r"\bnever\b|\bif\b|\bwould\b|\bwill\b|\bmight\b|\bcoul
 def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> str | None:
     """Facts from one clause; returns its subject, which a following subjectless clause inherits."""
     text = clause.text
+    if ctx.team and (m := re.match(rf"^(?P<name>{NAME}),\s+(?P<rest>\S.+)$", text)) and m["name"].lower() in ctx.people \
+            and m["name"].casefold() != ctx.speaker.casefold():
+        text = clause.text = m["rest"]  # "Aroha, all our shifts live in Connecteam": said to one of the team
     if ctx.team and re.match(r"^(?:the|our)\s+[\w\-. ]{1,40}?\s+will (?:be(?: held)?|take place|happen)\s+(?:(?:in|at|on)\s+|[$€£]?\d)", text, re.I):
         text = re.sub(r"\s+will (?:be(?: held)?|take place|happen)\s+", " is ", text, count=1)  # "the 2026 offsite will be in Tirana": a team's event, as set
     if m := _REPORTING.search(text):
@@ -203,9 +206,17 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
         return ctx.speaker
     if ctx.team and (m := _INSTITUTION_SWITCH.match(text)) and (m["bare"] or m["obj"] or re.search(r"\bfrom\s", m["tail"], re.I)):
         # "the uni switched us from Agresso to Concur", "IT has moved everyone to Teams": a switch made for the team
-        # by who runs it is the team's; "Moved the flux scripts from Bitbucket to GitLab": chat's switch without "I"
-        predicate_read(m["bare"] or f"{m['verb']} {m['tail']}", ctx.we, clause, ctx, first_person=True)
+        # by who runs it is the team's; "Moved the flux scripts from Bitbucket to GitLab", "Ditched Premiere for DaVinci
+        # Resolve", "Moving our charts from Flourish to Datawrapper this month": chat's switch without "I"
+        said = m["bare"] or f"{m['verb']} {m['tail']}"
+        predicate_read(f"are {said}" if said.split()[0].lower().endswith("ing") else said, ctx.we, clause, ctx, first_person=True)
         return ctx.we
+    if ctx.team and (m := re.match(r"^(?:it is|it's|its)\s+all\s+(?P<b>(?-i:[A-Z])[\w.\-]*(?:\s+(?-i:[A-Z0-9])[\w.\-]*){0,2})(?:\s+now)?(?:\s+(?P<rest>for\s+.+))?$", text, re.I)):
+        # "Pelcro is gone, it's all Piano now for subscriptions": the team's tool (for that function)
+        predicate_read(f"use {m['b']} {m['rest'] or ''}".strip(), ctx.we, clause, ctx, first_person=True)
+        return ctx.we
+    if ctx.team and (m := re.match(r"^all\s+(?P<rest>(?:our|the)\s+\S.*)$", text, re.I)):
+        text = clause.text = m["rest"]  # "all our shifts live in Connecteam": our shifts
     if (m := re.match(r"^(?:we|us|our team|the team)\s+(?P<rest>.+)$", text, re.I)) and (ctx.team or m[0].lower().startswith(("we ", "us "))):
         predicate_read(m["rest"], ctx.we, clause, ctx, first_person=True)
         return ctx.we
@@ -258,8 +269,8 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
         name = m["name"]
         # "Here's …", "Mel's …": a contraction or possessive opens the clause, not a subject.
         contracted = re.search(r"'s$|'re$|'ll$|'ve$|'d$", name.split()[0], re.I)
-        if ctx.team and singular(name.split()[-1]).lower() in TEAM_THINGS:
-            return None  # "Standup stays in the Harbour room": a team thing, not a person (read by our_detail above)
+        if ctx.team and (singular(name.split()[-1]).lower() in TEAM_THINGS or known_function(name) and name.lower() not in ctx.people):
+            return None  # "Email's moving from Gmail to Outlook": a function, no one moving house  # "Standup stays in the Harbour room": a team thing, not a person (read by our_detail above)
         if not contracted and name.split()[0].lower() not in NOT_NAMES and not (len(name.split()) > 1 and name.split()[1].lower() in NOT_NAMES):
             if predicate_read(m["rest"], name, clause, ctx, first_person=False, confidence=0.85):
                 ctx.last_third_person = name
@@ -291,7 +302,8 @@ _INSTITUTIONS = (r"(?:the\s+)?(?:uni|university|company|firm|school|college|coun
 _SWITCH_DONE = r"(?:switched|moved|migrated|changed|swapped|transitioned)"
 _INSTITUTION_SWITCH = re.compile(
     rf"^(?:{_INSTITUTIONS}\s+(?:(?:has|have|had|finally|now|just|officially)\s+)*(?P<verb>{_SWITCH_DONE})\s+"
-    rf"(?:(?P<obj>us|everyone|everybody|the team|all of us|the whole team)\s+)?(?P<tail>.+)|(?P<bare>{_SWITCH_DONE}\s+(?:over\s+)?(?:the|our)\s+\S.*\s(?:from|to)\s.+))$",
+    rf"(?:(?P<obj>us|everyone|everybody|the team|all of us|the whole team)\s+)?(?P<tail>.+)|(?P<bare>(?:{_SWITCH_DONE}|moving|switching|migrating)\s+(?:over\s+)?(?:the|our)\s+\S.*\s(?:from|to)\s.+"
+    rf"|(?:ditched|dropped|swapped|replaced|swapped out)\s+(?-i:[A-Z])\S*(?:\s+\S+){{0,3}}?\s+(?:for|with)\s+(?-i:[A-Z]).+))$",
     re.I,
 )
 _CLEFT = re.compile(r"^(?P<x>.+?)\s+(?:is|was|are|has been)\s+what\s+(?P<rest>(?:we|i|the team|our team)\s+.+)$", re.I)

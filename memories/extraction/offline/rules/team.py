@@ -46,7 +46,11 @@ def _function_ok(fn: str) -> bool:
     words = fn.lower().split()
     if words[:1] == ["my"]:  # "I switched my editor from Vim to VS Code" (but not "my family")
         words = words[1:]
-    return bool(words) and words[0] not in _NOT_A_FUNCTION and not set(words) & {"from", "to", "with"}
+    return bool(words) and words[0] not in _NOT_A_FUNCTION | _EVERYONE and not set(words) & {"from", "to", "with"}
+
+
+# Who, not what: "Trint replaced Otter for everyone" names no function.
+_EVERYONE = frozenset("everyone everybody us you them me staff".split())
 
 
 # Functions a team names a tool by, so "we moved the CI to Buildkite" (no "from") is a switch but
@@ -118,6 +122,7 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
             and subject[:1].isupper() and subject != ctx.team and ctx.subject_kinds.get(subject) != "person" \
             and subject.casefold() != ctx.speaker.casefold() and not re.search(r"\s(?:with|by)\s", m["a"]):
         old, fn = _tool(m["a"], clause), cut_value(m["fn"] or "")
+        fn = "" if fn and fn.lower() in _EVERYONE else fn  # "Trint replaced Otter for everyone"
         if old and old[:1].isupper() and not (fn and job_title(fn, strict=True)):
             if fn and _function_ok(fn):
                 fact_add(ctx, clause, ctx.we, tool_attribute(fn), subject, obj=subject, obj_kind="organization", previous=old, confidence=confidence)
@@ -191,6 +196,14 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
         if new and new[:1].isupper() and _function_ok(fn):
             fact_add(ctx, clause, subject, tool_attribute(fn), new, obj=new, obj_kind="organization", confidence=confidence)
             return True
+    # "we switched to 1Password", "IT has switched us to Teams": the team's tool, under a label's function if one names
+    # it; a tool said gone beside it makes it a switch from that one (`offline._gone_replaced`)
+    if subject == ctx.we and ctx.team and (m := re.match(r"^(?:switched|migrated|changed|swapped|transitioned)\s+(?:over\s+)?to\s+(?P<b>.+)$", t, re.I)):
+        new = _tool(m["b"], clause)
+        if new and (new[0].isupper() or new[0].isdigit()) and new.split()[0].lower() not in NOT_NAMES and not known_place(new) and _day(new, ctx.occurred_at) is None:
+            fn = topic_function(clause.topic, people=ctx.people)
+            fact_add(ctx, clause, subject, tool_attribute(fn) if fn else "uses", new, obj=new, obj_kind="organization", confidence=confidence)
+            return True
     # "uses Linear instead of Jira" (no function said): the old tool's function
     if m := re.match(r"^(?:use|uses|used|are using|is using|switched to|moved to|went with|are on|is on|am on)\s+(?P<b>.+?)\s+(?:instead of|rather than|in place of)\s+(?P<a>.+)$", t, re.I):
         old, new = _tool(m["a"], clause), _tool(m["b"], clause)
@@ -207,11 +220,21 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
         place = towns[-1] if towns else None
         if place and place.split()[0].lower() not in NOT_NAMES:
             thing = re.sub(r"^(?:the|our)\s+", "", m["thing"], flags=re.I)
-            fact_add(ctx, clause, ctx.we, f"{snake_case(thing)}_place", place, obj=place, obj_kind="place", confidence=confidence,
+            # "we moved the runbooks out of Confluence into SharePoint": the old one said inside
+            thing, *said_old = re.split(r"\s+(?:out of|off|away from|from)\s+", thing, maxsplit=1, flags=re.I)
+            old = _tool(said_old[0], clause) if said_old else None
+            said_at_once = re.match(rf"(?:the\s+)?{re.escape(place)}", m["dest"]) is not None  # "to Bitwarden", not "to a space in Griffintown"
+            if said_at_once and not known_place(place) and singular(thing.split()[-1]).lower() not in TEAM_THINGS | {"studio"} and not re.search(
+                    r"\d|\b(?:room|building|floor|wing|office|cupboard|store|basement|lab|hall|house|centre|center|street|road|site)\b", place, re.I):
+                # "moving our shared passwords to Bitwarden", a name that is no town: the thing's tool
+                fact_add(ctx, clause, ctx.we, tool_attribute(thing), place, obj=place, obj_kind="organization", previous=old, confidence=confidence)
+                return True
+            fact_add(ctx, clause, ctx.we, f"{snake_case(thing)}_place", place, obj=place, obj_kind="place", previous=old, confidence=confidence,
                      sentence=f"The {thing} is in {place}.")
             return True
     # "use Linear for tickets", "use Opsgenie instead of PagerDuty for on-call"
     if m := re.match(r"^(?:use|uses|are using|is using|am using|been using|rely on|relies on|picked|chose|selected|went with|adopted|settled on|are on|is on|am on|"
+                     r"have got|have now got|now have|have gotten|got|gotten|"
                      r"are going with|are sticking with|stuck with|are staying with|stayed with|standardi[sz]ed on|"
                      r"standardi[sz]ed on)\s+(?P<b>.+?)(?:\s+instead\s+of\s+(?P<a>.+?))?\s+(?:for|as our|as the|as)\s+(?P<fn>.+)$", t, re.I):
         new, fn = _tool(m["b"], clause), cut_value(m["fn"])
@@ -558,6 +581,7 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
     rest = _thing_named(" ".join(rest.split()))
     recurring_said, happens = bool(_HOW_OFTEN.match(rest)), bool(_HAPPENS.match(_HOW_OFTEN.sub("", rest)))
     rest = _thing_said(rest)
+    rest = re.sub(r"^(?:all|every|each)\s+(?:(?:the|our)\s+)?(?=[a-z])", "", rest, flags=re.I)  # "every build is on …": builds
     # "our CI changed from Jenkins to GitHub Actions", "the offsite moved from Lisbon to Porto": a switch said of the thing
     # (in the present too: "the offsite moves from Reykjavik to Tallinn"; under way once its date has come: "paging is moving … on 1 July")
     underway = re.match(r"^(?P<what>[a-z][\w\-' ]{0,40}?)\s+(?:is|are)\s+(?:moving|switching|migrating|changing)\s", rest, re.I)
@@ -646,6 +670,8 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
     words = what.lower().split()
     thing = snake_case(what)
     value = m["value"].strip(" .")
+    if value.lower() in {"down", "up", "out", "back", "done", "over", "off", "open", "closed", "ready", "here", "in"}:
+        return False  # "the site is down": a state, no value ("Season 4 is LIVE" is kept: it says when it went live)
     if words:
         ctx.last_thing = what.split()[-1]
     if re.match(r"(?:moving|switching|migrating|changing)\b", value, re.I):
@@ -663,9 +689,9 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
     team_thing = bool(words) and (words[-1] in TEAM_THINGS or known_function(what) or recurring_said or happens)
     # "all calls are on Microsoft Teams now", "field check-ins are on Signal": a thing in common nouns on a named tool
     if not team_thing and (on := re.match(r"^on\s+(?P<tool>.+?)(?:\s+now)?$", value, re.I)) and _kept_thing(what, on["tool"], clause, ctx):
-        head = re.sub(r"^all\s+(?:(?:the|our)\s+)?", "", what, flags=re.I)
+        head = re.sub(r"^(?:all|every|each)\s+(?:(?:the|our)\s+)?", "", what, flags=re.I)
         tool = _tool(on["tool"], clause)
-        plural = head.split()[-1].endswith("s") and not head.split()[-1].endswith("ss")
+        plural = head.split()[-1].endswith("s") and not head.split()[-1].endswith("ss") or head != what  # "every build": each of them
         if tool and (plural or len(head.split()) > 1) and len(head.split()) <= 3 and _day(tool, ctx.occurred_at) is None and not time_value(tool) and tool.split()[0].lower() not in NOT_NAMES:
             fact_add(ctx, clause, ctx.we, tool_attribute(head), tool, obj=tool, obj_kind="organization")
             return True
