@@ -410,15 +410,20 @@ def _about_those_named(scope: Scope, question: str, speaker: str, items: list[Re
 def _qualified_otherwise(question: str, content: list[str]) -> bool:
     """The question and the attribute qualify one head word differently: "which jack-up vessel …?" is not
     asked of crew_transfer_vessel_tool (the question says "jack-up", the attribute "crew transfer", and
-    neither says the other's)."""
+    neither says the other's), nor "where do the NA game servers run?" of eu_game_server_tool (they share
+    "game"; the question's "NA" is not the attribute's, whose "EU" the question does not say)."""
     tokens = re.findall(r"[a-z0-9][a-z0-9\-]*", question.lower())
     forms = [_word(t) for t in tokens]
     if content[-1] not in forms:
         return False
-    at = forms.index(content[-1])
-    before = tokens[at - 1] if at else ""
     own = set(content[:-1])
-    return bool(before) and before not in _STOP and _word(before) not in own and not own & set(forms)
+    unsaid = own - set(forms)
+    at = forms.index(content[-1]) - 1
+    while at >= 0 and tokens[at] not in _STOP:  # the words that qualify the head in the question, nearest first
+        if forms[at] not in own and tokens[at] not in {"team", "team's", "teams", "company", "whole"}:  # "our first team retreat": ours
+            return bool(unsaid)
+        at -= 1
+    return False
 
 
 def _subjects(scope: Scope, question: str, speaker: str) -> list[Entity]:

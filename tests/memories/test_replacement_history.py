@@ -19,12 +19,13 @@ def at(day: str) -> datetime:
 
 
 @pytest.fixture
-def say(cast, committed):
+def say(cast, django_capture_on_commit_callbacks):
+    """say(text, day): said by Dana in team Kestrel's scope "alpha", extracted offline as a commit would run it."""
     cast.team_a.name = "Kestrel"
     cast.team_a.save()
 
     def say(text: str, day: str):
-        with committed():
+        with django_capture_on_commit_callbacks(execute=True):
             remember(scope=cast.scope_a, text=text, speaker="dana", occurred_at=at(day), actor=cast.p_owner)
 
     say.scope = cast.scope_a

@@ -96,6 +96,11 @@ by others, things said first") studied heldout-q's failures, a development set s
 heldout-o 115 → 117, heldout-q 110 → 113 (the floors below), the others unchanged. heldout-r.yaml (a made-up outdoor-gear
 shop, 230 questions) was written blind for it and judged it without being studied: 101 = 0.439 → 102 = 0.443 with the
 local model, 93 → 93 here (its floor); heldout-p, for its totals only: 103 → 103 here.
+Then a fact answers only when the question qualifies the head word as its attribute does, over all the words before the
+head ("where do the NA game servers run?" is not eu_game_server_tool's; "our first team retreat" is the first Bramble
+offsite's): here heldout-e 155 → 156, heldout-g 118 → 119, heldout-i 125 → 126, heldout-o 117 → 118, the others
+unchanged; heldout-r, judging it for its totals only (its second use as a judge): 102 → 102 with the local model, 93 → 93
+here; heldout-p 103 → 103.
 Through recorded model replies: not done (no model is reachable here to record replies for these
 suites' statements)."""
 
@@ -111,12 +116,12 @@ TARGET = 0.90  # the issue's; not reached offline
 
 
 @pytest.mark.parametrize("suite, right, questions", [("heldout-a.yaml", 144, 174), ("heldout-b.yaml", 68, 68), ("heldout-c.yaml", 157, 167),
-                                                        ("heldout-d.yaml", 160, 236), ("heldout-e.yaml", 155, 254),
-                                                        ("heldout-f.yaml", 109, 191), ("heldout-g.yaml", 118, 190),
-                                                        ("heldout-h.yaml", 118, 191), ("heldout-i.yaml", 125, 220), ("heldout-j.yaml", 109, 222),
+                                                        ("heldout-d.yaml", 160, 236), ("heldout-e.yaml", 156, 254),
+                                                        ("heldout-f.yaml", 109, 191), ("heldout-g.yaml", 119, 190),
+                                                        ("heldout-h.yaml", 118, 191), ("heldout-i.yaml", 126, 220), ("heldout-j.yaml", 109, 222),
                                                         ("heldout-k.yaml", 111, 232),
                                                         ("heldout-l.yaml", 107, 230), ("heldout-m.yaml", 114, 230),
-                                                        ("heldout-n.yaml", 77, 230), ("heldout-o.yaml", 117, 230),
+                                                        ("heldout-n.yaml", 77, 230), ("heldout-o.yaml", 118, 230),
                                                         ("heldout-p.yaml", 103, 230), ("heldout-q.yaml", 113, 230),
                                                         ("heldout-r.yaml", 93, 230)])
 def test_the_held_out_suites_answer_at_their_floor_offline(cast, suite, right, questions):
