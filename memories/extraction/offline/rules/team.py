@@ -8,6 +8,7 @@ Stripe to Adyen" speak of one thing, and the second supersedes the first."""
 
 import calendar
 import re
+from functools import lru_cache
 from datetime import datetime
 
 from memories.extraction.offline.context import Clause, Context, Predicate
@@ -71,6 +72,7 @@ TEAM_THINGS = frozenset(
 )
 
 
+@lru_cache(maxsize=8192)
 def known_function(fn: str) -> bool:
     words = [w for w in fn.lower().split() if w not in {"the", "our", "my", "team", "team's"}]
     return bool(words) and (" ".join(words) in _KNOWN_FUNCTIONS or words[-1] in _KNOWN_FUNCTIONS or words[-1] in TOOL_WORDS
