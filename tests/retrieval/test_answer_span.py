@@ -41,8 +41,8 @@ def test_a_switch_said_as_a_fact_is_answered_with_the_new_value(say):
 
 
 def test_without_a_fact_the_first_line_is_the_span_then_the_quote(say):
-    # Said in a shape no rule reads: only the turn holds it.
-    say("tomasz", "Heads up: from now on every build goes through Buildkite for CI.", "2025-03-02")
+    # Said in a shape no rule reads: only the turn holds it ("every build goes through Buildkite" is read since stop 37).
+    say("tomasz", "Heads up: from now on each and every build gets handed to Buildkite for CI.", "2025-03-02")
     assert not Fact.objects.in_scope(say.cast.scope_a).filter(value="Buildkite").exists()
     reply = lines(say, "Which CI tool do builds go through?")
     assert reply[0] == "Buildkite"
