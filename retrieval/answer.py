@@ -407,6 +407,10 @@ def _about_those_named(scope: Scope, question: str, speaker: str, items: list[Re
     return list(said) + [i for i in items if i.kind == "fact" and normalize_name(i.subject) in named]
 
 
+# Words that qualify a head as the team's, as its name would: "our first team retreat" is the first Bramble offsite.
+_OURS = frozenset({"team", "team's", "teams", "company", "whole"})
+
+
 def _qualified_otherwise(question: str, content: list[str]) -> bool:
     """The question and the attribute qualify one head word differently: "which jack-up vessel …?" is not
     asked of crew_transfer_vessel_tool (the question says "jack-up", the attribute "crew transfer", and
@@ -420,7 +424,7 @@ def _qualified_otherwise(question: str, content: list[str]) -> bool:
     unsaid = own - set(forms)
     at = forms.index(content[-1]) - 1
     while at >= 0 and tokens[at] not in _STOP:  # the words that qualify the head in the question, nearest first
-        if forms[at] not in own and tokens[at] not in {"team", "team's", "teams", "company", "whole"}:  # "our first team retreat": ours
+        if forms[at] not in own and tokens[at] not in _OURS:
             return bool(unsaid)
         at -= 1
     return False

@@ -86,6 +86,19 @@ def _named(said: str) -> str:
     return " ".join(words)
 
 
+def _after_gone(fact: ExtractedFact, gone: str, ctx: Context) -> ExtractedFact:
+    """A fact of a statement that says `gone` is gone, as a switch from it: a bare `uses` becomes the replacement
+    of the gone tool; a team's tool of a function ("Poster printing: Reprographics closed after the move, so we're
+    using Doxdirect now") keeps its function and names the gone one as what it replaced."""
+    if fact.previous_value is not None or fact.value.casefold() == gone.casefold():
+        return fact
+    if fact.attribute == "uses":
+        return fact.model_copy(update={"attribute": REPLACEMENT_ATTRIBUTE, "previous_value": gone})
+    if ctx.team and fact.subject == ctx.team and fact.attribute.endswith("_tool") and gone.casefold() not in fact.value.casefold():
+        return fact.model_copy(update={"previous_value": gone})
+    return fact
+
+
 def _gone_replaced(facts: list[ExtractedFact], text: str, ctx: Context) -> list[ExtractedFact]:
     """A tool the team is now on, said with no function, beside another said to be gone ("Jira's
     gone, we've been on Shortcut since Monday"): a switch from the gone one, so the memory puts
@@ -95,13 +108,7 @@ def _gone_replaced(facts: list[ExtractedFact], text: str, ctx: Context) -> list[
     gone = [name for m in _GONE.finditer(text) if (name := _named(m["old"])) and name.split()[0].lower() not in ctx.people]
     if len(gone) != 1:
         return facts
-    # "Reprographics closed after the move, so we're using Doxdirect now" under "Poster printing:": the function's
-    # tool, which the gone one was before it
-    facts = [f.model_copy(update={"attribute": REPLACEMENT_ATTRIBUTE, "previous_value": gone[0]})
-             if f.attribute == "uses" and f.previous_value is None and f.value.casefold() != gone[0].casefold() else
-             f.model_copy(update={"previous_value": gone[0]})
-             if ctx.team and f.subject == ctx.team and f.attribute.endswith("_tool") and f.previous_value is None
-             and f.value.casefold() != gone[0].casefold() and gone[0].casefold() not in f.value.casefold() else f for f in facts]
+    facts = [_after_gone(f, gone[0], ctx) for f in facts]
     said = {f.value.casefold() for f in facts}
     live = [m["new"] for m in _LIVE.finditer(text) if m["new"].casefold() not in said and m["new"].casefold() != gone[0].casefold()
             and m["new"].split()[0].lower() not in NOT_NAMES]

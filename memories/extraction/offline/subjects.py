@@ -270,7 +270,7 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
         # "Here's …", "Mel's …": a contraction or possessive opens the clause, not a subject.
         contracted = re.search(r"'s$|'re$|'ll$|'ve$|'d$", name.split()[0], re.I)
         if ctx.team and (singular(name.split()[-1]).lower() in TEAM_THINGS or known_function(name) and name.lower() not in ctx.people):
-            return None  # "Email's moving from Gmail to Outlook": a function, no one moving house  # "Standup stays in the Harbour room": a team thing, not a person (read by our_detail above)
+            return None  # "Standup stays in the Harbour room", "Email's moving to Outlook": a team thing or a function, not a person
         if not contracted and name.split()[0].lower() not in NOT_NAMES and not (len(name.split()) > 1 and name.split()[1].lower() in NOT_NAMES):
             if predicate_read(m["rest"], name, clause, ctx, first_person=False, confidence=0.85):
                 ctx.last_third_person = name

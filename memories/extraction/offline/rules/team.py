@@ -8,8 +8,8 @@ Stripe to Adyen" speak of one thing, and the second supersedes the first."""
 
 import calendar
 import re
-from functools import lru_cache
 from datetime import datetime
+from functools import lru_cache
 
 from memories.extraction.offline.context import Clause, Context, Predicate
 from memories.extraction.offline.facts import fact_add
@@ -43,15 +43,15 @@ def _owner(fn: str, subject: str, ctx: Context) -> str:
     return ctx.we if ctx.team and subject == ctx.speaker and re.match(r"(?:the|our)\s", fn.strip(), re.I) else subject
 
 
+# Who, not what: "Trint replaced Otter for everyone" names no function.
+_EVERYONE = frozenset("everyone everybody us you them me staff".split())
+
+
 def _function_ok(fn: str) -> bool:
     words = fn.lower().split()
     if words[:1] == ["my"]:  # "I switched my editor from Vim to VS Code" (but not "my family")
         words = words[1:]
     return bool(words) and words[0] not in _NOT_A_FUNCTION | _EVERYONE and not set(words) & {"from", "to", "with"}
-
-
-# Who, not what: "Trint replaced Otter for everyone" names no function.
-_EVERYONE = frozenset("everyone everybody us you them me staff".split())
 
 
 # Functions a team names a tool by, so "we moved the CI to Buildkite" (no "from") is a switch but
@@ -583,7 +583,7 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
     rest = _thing_named(" ".join(rest.split()))
     recurring_said, happens = bool(_HOW_OFTEN.match(rest)), bool(_HAPPENS.match(_HOW_OFTEN.sub("", rest)))
     rest = _thing_said(rest)
-    rest = re.sub(r"^(?:all|every|each)\s+(?:(?:the|our)\s+)?(?=[a-z])", "", rest, flags=re.I)  # "every build is on …": builds
+    rest = re.sub(r"^(?:all|every|each)\s+(?:(?:the|our)\s+)?(?=[a-z])", "", rest, flags=re.I)  # "all calls are on …": calls
     # "our CI changed from Jenkins to GitHub Actions", "the offsite moved from Lisbon to Porto": a switch said of the thing
     # (in the present too: "the offsite moves from Reykjavik to Tallinn"; under way once its date has come: "paging is moving … on 1 July")
     underway = re.match(r"^(?P<what>[a-z][\w\-' ]{0,40}?)\s+(?:is|are)\s+(?:moving|switching|migrating|changing)\s", rest, re.I)
@@ -691,11 +691,11 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
     team_thing = bool(words) and (words[-1] in TEAM_THINGS or known_function(what) or recurring_said or happens)
     # "all calls are on Microsoft Teams now", "field check-ins are on Signal": a thing in common nouns on a named tool
     if not team_thing and (on := re.match(r"^on\s+(?P<tool>.+?)(?:\s+now)?$", value, re.I)) and _kept_thing(what, on["tool"], clause, ctx):
-        head = re.sub(r"^(?:all|every|each)\s+(?:(?:the|our)\s+)?", "", what, flags=re.I)
         tool = _tool(on["tool"], clause)
-        plural = head.split()[-1].endswith("s") and not head.split()[-1].endswith("ss") or head != what  # "every build": each of them
-        if tool and (plural or len(head.split()) > 1) and len(head.split()) <= 3 and _day(tool, ctx.occurred_at) is None and not time_value(tool) and tool.split()[0].lower() not in NOT_NAMES:
-            fact_add(ctx, clause, ctx.we, tool_attribute(head), tool, obj=tool, obj_kind="organization")
+        plural = words[-1].endswith("s") and not words[-1].endswith("ss")
+        if tool and (plural or len(words) > 1) and len(words) <= 3 and _day(tool, ctx.occurred_at) is None and not time_value(tool) \
+                and tool.split()[0].lower() not in NOT_NAMES:
+            fact_add(ctx, clause, ctx.we, tool_attribute(what), tool, obj=tool, obj_kind="organization")
             return True
     if the and not team_thing and not (_strong_value(value) and first_said not in NOT_NAMES | {"it", "they", "he", "she"}
                                        and not re.search(r"'s$", first_said) and len(words) <= 5
