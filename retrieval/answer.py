@@ -596,25 +596,34 @@ def _evidence_answer(question: str, items: list[RecallItem], *, scope: Scope | N
     scored = []
     for rank, item in enumerate(items):
         for sentence in re.split(r"(?<=[.!?])\s+", item.text or ""):
-            if sentence.rstrip().endswith("?"):
-                continue
             terms = _terms(sentence)
-            scored.append((len(said & terms), -rank, sentence.strip(), item, len(said_all & terms)))
+            scored.append((len(said & terms), -rank, sentence.strip(), item, len(said_all & terms), sentence.rstrip().endswith("?")))
     scored.sort(key=lambda c: (c[0], c[4], c[1]), reverse=True)  # the words of time only break ties
-    if not scored or scored[0][0] < min(2, len(said_all)):  # a question of one word and "these days" is still two to match
+    # A question says no value, unless a reply answered it with one ("the deposit is $150 right?" – "$200 Nico"):
+    # it answers only as corrected, and is never quoted alone.
+    stated = [c for c in scored if not c[5]]
+    top = (stated or scored)[0][0] if scored else 0
+    if top < min(2, len(said_all)):  # a question of one word and "these days" is still two to match
         return "", None
     # The best sentence that answers with a value still held: of those sharing as many words, or one fewer, with
     # the question, the first whose span is found ("9 December for the beta, not 2 December" over the sentence
     # that only says 2 December, superseded since); else the best one, quoted.
-    best_score = scored[0][0]
-    best, best_item, span, correction, best_meant = scored[0][2], scored[0][3], "", None, scored[0][2]
-    for score, _, sentence, item, _ in scored[:6]:
-        if score < max(best_score - 1, min(2, len(said_all))):
+    best, best_item, span, correction, best_meant = (stated[0][2], stated[0][3], "", None, stated[0][2]) if stated else ("", None, "", None, "")
+    looked = {False: 0, True: 0}  # the best six statements, and up to three questions among them
+    for _, _, sentence, item, _, asked in (c for c in scored if c[0] >= max(top - 1, min(2, len(said_all)))):
+        looked[asked] += 1
+        if looked[False] > 6:
             break
+        if asked and looked[True] > 3:
+            continue
         meant, later = _as_corrected(scope, item, sentence)
+        if asked and later is None:
+            continue
         if found := _answering_span(question, meant, item, scope=scope):
             best, best_item, span, correction, best_meant = sentence, item, found, later, meant
             break
+    if best_item is None:
+        return "", None
     who = f"{best_item.speaker} said" if getattr(best_item, "speaker", "") else "It was said"
     when = f" on {said_day(best_item.occurred_at)}" if best_item.occurred_at else ""
     corrected = correction.text.strip() if correction is not None else ""
@@ -700,12 +709,12 @@ def _as_corrected(scope: Scope | None, item: RecallItem, sentence: str) -> tuple
     later = (Episode.objects.filter(scope=scope, occurred_at__lte=said["occurred_at"] + CORRECTION_WITHIN)
              .filter(Q(occurred_at__gt=said["occurred_at"]) | Q(occurred_at=said["occurred_at"], pk__gt=said["pk"]))
              .order_by("occurred_at", "pk")[:CORRECTION_AMONG])
-    between: list[str] = []
+    between: list[tuple[str, str]] = []
     for episode in later:
-        if meant := amended(sentence, episode.text, same_speaker=episode.speaker == said["speaker"]):
-            if not any(holds_shape(text, episode.text) for text in between):
+        if meant := amended(sentence, episode.text, same_speaker=episode.speaker == said["speaker"], previous_speaker=said["speaker"]):
+            if not any(holds_shape(text, episode.text, previous_speaker=by) for text, by in between):
                 return meant, episode  # about this sentence, not a statement in between
-        between.append(episode.text)
+        between.append((episode.text, episode.speaker))
     return sentence, None
 
 

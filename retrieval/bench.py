@@ -264,7 +264,8 @@ def _measure(target: Scope, ask: Callable[[], str], *, queries: int, embedder, o
               f" {bm25['packed']} read from packs, {bm25['two_passes']} by MaxScore with a second pass\n")
     exact = result["exact"]
     out.write(f"  recall's top 10 against the exact pipeline's (vectors scanned exactly, every list {exact['pool']} long) on"
-              f" {exact['questions']} questions: recall@10 {exact['recall_at_10']}, {exact['identical']} identical\n")
+              f" {exact['questions']} questions: recall@10 {exact['recall_at_10']}, {exact['identical']} identical; with the"
+              f" fast path's list lengths {exact['same_lists_recall_at_10']}, {exact['same_lists_identical']} identical\n")
     if found:
         out.write(f"  the planted evidence turn in the top 10: {result['evidence_at_10']:.3f} of {len(found)} questions\n")
     if turns:
@@ -283,27 +284,32 @@ def recall_against_exact(scope: Scope, search: Callable, texts: list[str], tops:
     search with every vector list scanned exactly instead of through a graph, and every list (vector
     and BM25) as long as the pool, so what the fast path's approximations cost shows as one figure
     (the speakers' own lists and the learned order of the head, which only a small scope's exact path
-    adds, stay as the fast path has them)."""
+    adds, stay as the fast path has them). Beside it, `same_lists_recall_at_10`: against the vectors
+    scanned exactly with the lists as long as the fast path's (`RETRIEVAL_VECTOR_POOL_MAX`,
+    `RETRIEVAL_BM25_POOL_MAX`), which is what the graphs alone cost; the rest is the lists' length."""
     from retrieval.ranking import pool_size
 
     sizes = dict(CorpusStat.objects.filter(scope=scope, doc_count__gt=0).values_list("collection", "doc_count"))
     pool = pool_size(sum(n for c, n in sizes.items() if c not in (Collection.TURN_W1, Collection.TURN_W2)))
-    kept = wanted = identical = 0
-    exactly = {"RETRIEVAL_EXACT_BELOW": 2**62, "RETRIEVAL_VECTOR_POOL_MAX": pool, "RETRIEVAL_BM25_POOL_MAX": pool}
+    exactly = {"RETRIEVAL_EXACT_BELOW": 2**62}
     if not vector_search_exact(scope=scope, embedder=embedder):
         # What only a scope searched exactly gets stays off: the speakers' own lists, and the learned
         # order of the head (retrieval/rerank.py), which would make the reference a reordering the fast
         # path never makes rather than its exact form.
         exactly["RETRIEVAL_SPEAKER_LISTS"] = "off"
         exactly["RETRIEVAL_RERANK"] = False
-    with override_settings(**exactly):
-        for text, top in zip(texts, tops):
-            vector = QueryVectors.embed(embedder, asked=text, unnamed=dense_text(text=text, speakers=speakers), kinds=kinds_asked({}))
-            reference = [(item.kind, item.id) for item in search(scope=scope, query=text, query_vector=vector).items[:10]]
-            kept += len(set(reference) & set(top))
-            wanted += len(reference)
-            identical += reference == top
-    return {"questions": len(texts), "pool": pool, "recall_at_10": round(kept / wanted, 4) if wanted else None, "identical": identical}
+    figures = {}
+    for name, lists in (("", {"RETRIEVAL_VECTOR_POOL_MAX": pool, "RETRIEVAL_BM25_POOL_MAX": pool}), ("same_lists_", {})):
+        kept = wanted = identical = 0
+        with override_settings(**exactly, **lists):
+            for text, top in zip(texts, tops):
+                vector = QueryVectors.embed(embedder, asked=text, unnamed=dense_text(text=text, speakers=speakers), kinds=kinds_asked({}))
+                reference = [(item.kind, item.id) for item in search(scope=scope, query=text, query_vector=vector).items[:10]]
+                kept += len(set(reference) & set(top))
+                wanted += len(reference)
+                identical += reference == top
+        figures |= {f"{name}recall_at_10": round(kept / wanted, 4) if wanted else None, f"{name}identical": identical}
+    return {"questions": len(texts), "pool": pool, **figures}
 
 
 def bm25_fast_against_exact(scope: Scope, texts: list[str]) -> dict:

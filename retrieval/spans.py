@@ -19,7 +19,7 @@ _WEEKDAY = "|".join(_WEEKDAYS)
 _ASKS_DATE = re.compile(r"^\s*(?:since\s+when|by\s+when|until\s+when|when\b(?!\s+(?:do|does|is|are)\s+\w+\s+(?:usually|normally)\b)|"
                         r"(?:on\s+|by\s+)?(?:what|which)\b[\w\s'’]*?\bdates?\b)", re.I)  # "what was Felix's start date?", "what were the dates of …?"
 _ASKS_PLACE = re.compile(r"^\s*(?:where\b|(?:in\s+|on\s+|at\s+)?which\s+(?:city|town|country|venue|room|office|pub|bar|hotel|street|road|building|theatre|car\s+park)\b)", re.I)
-_ASKS_PERSON = re.compile(r"^\s*(?:who|whom)(?:'s|\s)", re.I)
+_ASKS_PERSON = re.compile(r"^\s*(?:who|whom|whose)(?:'s|\s)", re.I)
 
 # A date said in a sentence, most specific first; each is kept as said except the relative ones.
 _SAID_DATES = [
@@ -54,14 +54,15 @@ def holds_date(value: str) -> bool:
 def fits(kind: str | None, *, attribute: str, value: str) -> bool:
     """Whether a fact can answer a question asking for `kind`: a date question wants a value that
     says a date (or an attribute of one: `_date`, `_schedule`, `_time`); a place question no date; a
-    person question no tool, place or date."""
+    person question no tool, place, date, amount or number."""
     if kind == "date":
         return attribute.endswith(("_date", "_dates", "_schedule", "_time", "_deadline")) or holds_date(value)
     if kind == "place":
         return not attribute.endswith(("_date", "_dates", "_schedule", "_time")) and not re.fullmatch(r"[\d\s:.]+", value.strip()) \
             and not only_when(value)
     if kind == "person":
-        return not attribute.endswith(("_tool", "_place", "_date", "_dates", "_schedule", "_time")) and attribute != "uses"
+        return not attribute.endswith(("_tool", "_place", "_date", "_dates", "_schedule", "_time")) and attribute != "uses" \
+            and not re.match(r"\s*[$£€\d]", value)  # an amount or a number is nobody
     return True
 
 

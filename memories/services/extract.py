@@ -34,7 +34,7 @@ from memoryweb.providers.llm import LLMError
 from memoryweb.queue import enqueue
 from memories.extraction import extractors
 from memories.extraction.extractors import Extractor
-from memories.extraction.offline.amend import CORRECTION_AMONG, CORRECTION_WITHIN, amended, correction_read, holds_shape
+from memories.extraction.offline.amend import CORRECTION_AMONG, CORRECTION_WITHIN, amended, answers_question, correction_read, holds_shape
 from memories.extraction.schemas import ExtractedFact, Extraction, ReconcileDecision
 from memories.extraction.vocabulary import (
     CORRECTION_ATTRIBUTE, CORRECTS_CURRENT, REPLACEMENT_ATTRIBUTE, SINGLE_VALUED_SUFFIXES, canonical_attribute, is_single_valued,
@@ -227,7 +227,7 @@ def _extract(episode: Episode, extractor: Extractor) -> ExtractionOutcome:
     extraction = extractor.extract(text=episode.text, speaker=speaker, occurred_at=episode.occurred_at, team=team, people=people)
     if not isinstance(extraction, Extraction):
         extraction = Extraction.model_validate(extraction)
-    if extractor.is_offline and correction_read(episode.text) is not None:
+    if extractor.is_offline:
         extraction = _amendment_read(episode, extraction, extractor=extractor, team=team, people=people)
     extraction, dropped = _capped(extraction, episode=episode)
     default_from = _not_after(extraction.occurred_at, episode.occurred_at) or episode.occurred_at
@@ -292,21 +292,25 @@ def _extract(episode: Episode, extractor: Extractor) -> ExtractionOutcome:
 
 
 def _amendment_read(episode: Episode, extraction: Extraction, *, extractor: Extractor, team: str | None, people: list[str]) -> Extraction:
-    """A short correction ("sorry, Wednesday", "scratch that, 36") corrects the statement just
+    """A short correction ("sorry, Wednesday", "scratch that, 36", or a reply that names who said the statement
+    or answers their checking question: "Dana it's $2,800", "$200 Nico") corrects the statement just
     before it (the latest of the scope's last CORRECTION_AMONG episodes within CORRECTION_WITHIN, anyone's,
     that `amend.holds_shape`; `amend.amended`): that statement is read again as the correction says it should have been, and each
     fact whose value changed is a correction of the one first read. They take the place of the
-    correction's own correction facts; its other facts stay. Unchanged when nothing is amended."""
+    correction's own correction facts; its other facts stay. A checking question answered ("the deposit is $150
+    right?") gives the facts of the statement it checked, as answered, beside them. Unchanged when nothing is amended."""
+    if len(episode.text or "") > AMEND_LONGEST:
+        return extraction  # a message, not a short correction or reply
     earlier = (Episode.objects.filter(scope=episode.scope, occurred_at__gte=episode.occurred_at - CORRECTION_WITHIN)
                .filter(Q(occurred_at__lt=episode.occurred_at) | Q(occurred_at=episode.occurred_at, pk__lt=episode.pk))
                .order_by("-occurred_at", "-pk")[:CORRECTION_AMONG])
     for said in earlier:
-        if not holds_shape(said.text, episode.text):
+        who = speaker_name(said)
+        if not holds_shape(said.text, episode.text, previous_speaker=who):
             continue  # chatter in between
-        meant = amended(said.text, episode.text, same_speaker=speaker_name(said) == speaker_name(episode))
+        meant = amended(said.text, episode.text, same_speaker=who == speaker_name(episode), previous_speaker=who)
         if meant is None:
             return extraction  # the statement it is about, but which value is not clear: read on its own
-        who = speaker_name(said)
         before = extractor.extract(text=said.text, speaker=who, occurred_at=said.occurred_at, team=team, people=people).facts
         after = extractor.extract(text=meant, speaker=who, occurred_at=said.occurred_at, team=team, people=people).facts
         first = {(f.subject.lower(), canonical_attribute(f.attribute)): f.value for f in before}
@@ -316,11 +320,22 @@ def _amendment_read(episode: Episode, extraction: Extraction, *, extractor: Extr
             if (key := (fact.subject.lower(), canonical_attribute(fact.attribute))) in first
             and normalize_value(first[key]) != normalize_value(fact.value)
         ]
+        if answers_question(said.text, episode.text, previous_speaker=who):  # what the question checked, as answered
+            corrected += [fact for fact in after if (fact.subject.lower(), canonical_attribute(fact.attribute)) not in first]
         if not corrected:
             return extraction
-        own = [f for f in extraction.facts if canonical_attribute(f.attribute) != CORRECTION_ATTRIBUTE]
+        # The correction's own facts stay, but not a reply's that only says its value again ("Dana it's 26 with
+        # partners" read alone: "dana it: 26 with partners"): the corrected fact says it.
+        read = correction_read(episode.text, previous=said.text, previous_speaker=who)
+        value = normalize_value(read.value) if read.reply else ""
+        own = [f for f in extraction.facts if canonical_attribute(f.attribute) != CORRECTION_ATTRIBUTE
+               and not (value and f" {value} " in f" {normalize_value(f.value)} ")]
         return extraction.model_copy(update={"facts": corrected + own})
     return extraction
+
+
+# Longer messages are read on their own: a short correction or reply is a line or two.
+AMEND_LONGEST = 400
 
 
 def _replacement_placed(extracted: ExtractedFact, *, scope: Scope, resolver: Resolver, subjects: list) -> ExtractedFact:

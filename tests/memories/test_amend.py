@@ -43,6 +43,7 @@ def test_a_short_correction_puts_its_value_in_place_of_the_one_it_replaces(previ
     ("release captain for Q4 is Ana", "correction: Joe is release captain for Q4, Ana is away"),  # a whole statement: read on its own
     ("Maya and Ana met Olek in Oslo", "sorry, Bergen"),  # several names, none named again: no guessing
     ("we shipped it", "sorry, 45"),  # nothing of the shape to replace
+    ("our new vendor is WordBridge, based in Dublin", "my bad, WordBridge is in Cork, not Dublin"),  # a whole statement
 ])
 def test_anything_else_is_not_amended(previous, correction):
     assert amended(previous, correction) is None
@@ -169,3 +170,93 @@ def test_asked_as_of_a_time_the_answer_does_not_offer_what_a_correction_replaced
 ])
 def test_a_correction_in_chat_idiom_is_read(previous, correction, meant):
     assert amended(previous, correction) == meant
+
+
+# Stop 38: a reply corrects with no word of correction when it calls the statement's speaker by name, or answers a
+# question that checked a value ("… is $150 right?") with another one; an interjection may open a correction.
+@pytest.mark.parametrize("by, previous, correction, meant", [
+    # the speaker named before, inside or after the value; "it's", "it moved to", "we're at", "her name's"
+    ("ravi", "the quarterly review is in room 4B on Thursday", "Ravi it's 4C, 4B is the print room", "the quarterly review is in room 4C on Thursday"),
+    ("ola", "Our courier for the samples is DPD", "It's Evri now Ola, DPD lost two boxes", "Our courier for the samples is Evri"),
+    ("ola", "The awards dinner will be at the Grand Hotel", "Ola it moved to the Marriott, the Grand double-booked",
+     "The awards dinner will be at the Marriott"),
+    ("jen", "Summer party's at Ashby Hall, Aug 9. I told them 40 people", "Jen it's 46 with plus-ones, I counted",
+     "Summer party's at Ashby Hall, Aug 9. I told them 46 people"),
+    ("kofi", "The new fire marshal is Bea Lund, she starts Monday", "Bea Lind! Her name's Bea Lind, Kofi, Lund was the temp",
+     "The new fire marshal is Bea Lind, she starts Monday"),
+    ("meg", "dinner with the Acme folks was at Nandos on Friday", "@meg we were at the Ivy, Nandos was full",
+     "dinner with the Acme folks was at Ivy on Friday"),
+])
+def test_a_reply_naming_the_speaker_corrects_their_statement(by, previous, correction, meant):
+    assert amended(previous, correction, same_speaker=False, previous_speaker=by) == meant
+    assert holds_shape(previous, correction, previous_speaker=by)
+    assert amended(previous, correction, same_speaker=False, previous_speaker="someone") is None  # not named: a remark
+
+
+@pytest.mark.parametrize("previous, correction, meant", [
+    ("the hire deposit for the van is £150 right?", "£200, it went up in April", "the hire deposit for the van is £200"),
+    ("is the parking permit €35 now? that's what the sign says", "€40, the sign's old", "the parking permit is €40"),
+    ("payroll cutoff is Tuesday, correct?", "Wednesday! it moved last month", "payroll cutoff is Wednesday"),
+    ("quick q: our broadband provider is Virgin, right? they want an account number", "It's Zen, we switched last year",
+     "quick q: our broadband provider is Zen"),
+    ("the customer says the warranty is 12 months?", "It's 24 months. the 12 was the old policy", "the customer says the warranty is 24 months"),
+])
+def test_a_checking_question_answered_with_another_value_is_the_statement_it_checked(previous, correction, meant):
+    assert amended(previous, correction, same_speaker=False, previous_speaker="pat") == meant
+
+
+@pytest.mark.parametrize("previous, correction, meant", [
+    ("Cleaning rate goes up to $45/hr in March", "ugh typo, $54/hr. sorry", "Cleaning rate goes up to $54/hr in March"),
+    ("the door code is 4471 from Monday", "oh correction, the code is 4417", "the door code is 4417 from Monday"),
+    
+])
+def test_an_interjection_may_open_a_correction_and_the_value_is_found_in_a_longer_clause(previous, correction, meant):
+    assert amended(previous, correction) == meant
+
+
+@pytest.mark.parametrize("previous, correction", [
+    ("where is the offsite this year?", "Porto, I think"),  # a wh-question checks no value
+    ("did you book the 9:30 train?", "yes, the 9:30"),  # the same value: nothing corrected
+    ("The awards dinner will be at the Grand Hotel", "Ola's idea was the Marriott"),  # a possessive is no call by name
+    ("the team lunch is at Nandos on Friday", "the new intern starts Monday"),  # no name, no question, no opening
+])
+def test_a_reply_that_neither_names_nor_answers_a_check_corrects_nothing(previous, correction):
+    assert amended(previous, correction, same_speaker=False, previous_speaker="ola") is None
+
+
+@pytest.mark.django_db
+def test_through_the_memory_a_reply_by_name_supersedes_the_fact_and_answers(say):
+    say("ola", "Our courier for the samples is DPD", "2026-03-02")
+    say("ravi", "It's Evri now Ola, DPD lost two boxes", "2026-03-02")
+    rows = {f.value: f for f in Fact.objects.in_scope(say.cast.scope_a).exclude(status=FactStatus.RETRACTED)
+            if f.value in ("DPD", "Evri")}
+    assert rows["Evri"].status == FactStatus.ACTIVE and rows["DPD"].status != FactStatus.ACTIVE
+    reply = answer(scope=say.cast.scope_a, question="Which courier do we use for samples?", now=datetime(2026, 12, 1, tzinfo=UTC)).text
+    assert "Evri" in reply.split("\n")[0] and "DPD" not in reply.split("\n")[0]
+
+
+@pytest.mark.django_db
+def test_through_the_memory_a_checking_question_answered_gives_the_value(say):
+    say("pat", "the hire deposit for the van is £150 right?", "2026-03-02")
+    say("kim", "£200 Pat, it went up in April", "2026-03-02")
+    reply = answer(scope=say.cast.scope_a, question="How much is the hire deposit for the van?", now=datetime(2026, 12, 1, tzinfo=UTC)).text
+    assert "200" in reply.split("\n")[0] and "150" not in reply.split("\n")[0]
+
+
+@pytest.mark.parametrize("previous, correction", [
+    # a bare word is no value: interjections, thanks, a greeting ("Hey Tim!") are capitalised too
+    ("I went to Paris with Caroline last week", "Wow Caroline, sounds amazing!"),
+    ("we adopted a puppy called Biscuit", "Aww Mel, Biscuit is so cute"),
+    ("Did you get to Paris in the end?", "Wow, no, the trip fell through"),
+    ("Do you have any favorite fantasy movies as well?", "Definitely Star Wars! It's my favorite"),
+    ("Have you ever been part of a sports team?", "Nope, never been on a sports team. I'm more into reading"),
+    # a name said as one, but nothing in the statement it could replace (a capital opening a sentence is no name)
+    ("Thanks for your support, Mel. How's your family doing? What's their name?", "Thanks, Caroline! his name is Kyle!"),
+    # "not much has changed", "I'm off to bake": no wrong value named
+    ("Did you save the prize money for something special?", "Thanks Mel! Not much has changed for me, I'm off to bake"),
+])
+def test_a_reply_by_name_that_only_reacts_corrects_nothing(previous, correction):
+    # LOCOMO's conversations (two friends calling each other by name): none of their 2,632 consecutive pairs in the
+    # five conversations is read as a correction.
+    assert amended(previous, correction, same_speaker=False, previous_speaker="caroline") is None
+    assert amended(previous, correction, same_speaker=False, previous_speaker="mel") is None

@@ -110,6 +110,7 @@ def test_bench_recall_measures_a_conversation_with_evidence_and_cleans_up(cast, 
     assert result["bm25"]["questions"] == 4 and result["bm25"]["recall_at_10"] == 1.0
     # A scope this small is searched exactly with lists shorter than every cap: the exact pipeline is recall itself.
     assert result["exact"]["questions"] == 4 and result["exact"]["recall_at_10"] == 1.0 and result["exact"]["identical"] == 4
+    assert result["exact"]["same_lists_recall_at_10"] == 1.0 and result["exact"]["same_lists_identical"] == 4
     assert set(result["disk"]["mb_by_table"]) >= {"memories_turn", "retrieval_posting", "retrieval_embedding"}
     assert set(Scope.objects.values_list("slug", flat=True)) == scopes
     assert not (Turn.objects.exists() or Episode.objects.exists() or Embedding.objects.exists())
@@ -129,6 +130,7 @@ def test_bench_recall_compares_a_large_scope_with_its_exact_search_not_a_reorder
     call_command("bench", "recall", "--turns", "120", "--scopes", "0", "--queries", "3", "--json", "--as", "owner")
     result = json.loads(capsys.readouterr().out)
     assert result["exact"]["questions"] == 3 and not reordered
+    assert 0 <= result["exact"]["same_lists_recall_at_10"] <= 1  # the graphs alone, beside the lists' length
 
 
 def test_bench_recall_refuses_negative_turns(cast):

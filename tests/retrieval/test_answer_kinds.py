@@ -19,6 +19,7 @@ WEDNESDAY = datetime(2026, 3, 4, 12, tzinfo=UTC)
     ("When did the beta ship?", "date"), ("On what date does the freeze start?", "date"), ("What were the dates of the summit?", "date"),
     ("Since when have we used Drone?", "date"), ("Where is the summit?", "place"), ("Which city was the summit in?", "place"),
     ("Who owns payroll?", "person"), ("Who's our CFO?", "person"), ("What do we use for CI?", None), ("How often do we release?", None),
+    ("Whose sign-off do big orders need?", "person"),  # stop 38
 ])
 def test_a_question_says_the_kind_of_its_answer(question, kind):
     assert expected_kind(question) == kind
@@ -44,6 +45,7 @@ def test_the_date_a_sentence_says_with_relative_days_resolved(sentence, said, ne
     ("date", "app_tool", "Flutter", False), ("date", "launch_date", "3 June 2026", True), ("date", "decision", "ship on 3 June", True),
     ("place", "launch_date", "3 June 2026", False), ("place", "summit_place", "Tartu", True),
     ("person", "app_tool", "Flutter", False), ("person", "owns", "payroll", True),
+    ("person", "standard_tune", "$99", False), ("person", "team_size", "12", False),  # an amount or a number is nobody (stop 38)
 ])
 def test_a_fact_answers_only_a_question_of_its_kind(kind, attribute, value, ok):
     assert fits(kind, attribute=attribute, value=value) is ok

@@ -101,6 +101,14 @@ head ("where do the NA game servers run?" is not eu_game_server_tool's; "our fir
 offsite's): here heldout-e 155 → 156, heldout-g 118 → 119, heldout-i 125 → 126, heldout-o 117 → 118, the others
 unchanged; heldout-r, judging it for its totals only (its second use as a judge): 102 → 102 with the local model, 93 → 93
 here; heldout-p 103 → 103.
+Stop 38 read heldout-r's failures (a development set since): a reply corrects with no word of correction when it calls
+the statement's speaker by name ("Dana it's $2,800", "It's Vivint June", "$200 Nico") or answers a question that
+checked a value ("the deposit is $150 right?"), an interjection may open a correction ("ugh typo, $105/hr"), and a
+"whose" question is not answered by an amount (docs/ARCHITECTURE.md, "Replies that correct"): here heldout-d 160 → 161,
+heldout-h 118 → 119, heldout-i 126 → 129, heldout-j 109 → 111, heldout-k 111 → 113, heldout-l 107 → 108, heldout-m
+114 → 115, heldout-o 118 → 119, heldout-p 103 → 104, heldout-r 93 → 105 (the floors below), the others unchanged.
+heldout-s.yaml (a made-up brewery, 230 questions) was written blind for it and judged it without being studied:
+98 = 0.426 → 99 = 0.430 with the local model, 93 → 94 here (its floor), corrections 4 → 5 of 23 with both.
 Through recorded model replies: not done (no model is reachable here to record replies for these
 suites' statements)."""
 
@@ -116,14 +124,14 @@ TARGET = 0.90  # the issue's; not reached offline
 
 
 @pytest.mark.parametrize("suite, right, questions", [("heldout-a.yaml", 144, 174), ("heldout-b.yaml", 68, 68), ("heldout-c.yaml", 157, 167),
-                                                        ("heldout-d.yaml", 160, 236), ("heldout-e.yaml", 156, 254),
+                                                        ("heldout-d.yaml", 161, 236), ("heldout-e.yaml", 156, 254),
                                                         ("heldout-f.yaml", 109, 191), ("heldout-g.yaml", 119, 190),
-                                                        ("heldout-h.yaml", 118, 191), ("heldout-i.yaml", 126, 220), ("heldout-j.yaml", 109, 222),
-                                                        ("heldout-k.yaml", 111, 232),
-                                                        ("heldout-l.yaml", 107, 230), ("heldout-m.yaml", 114, 230),
-                                                        ("heldout-n.yaml", 77, 230), ("heldout-o.yaml", 118, 230),
-                                                        ("heldout-p.yaml", 103, 230), ("heldout-q.yaml", 113, 230),
-                                                        ("heldout-r.yaml", 93, 230)])
+                                                        ("heldout-h.yaml", 119, 191), ("heldout-i.yaml", 129, 220), ("heldout-j.yaml", 111, 222),
+                                                        ("heldout-k.yaml", 113, 232),
+                                                        ("heldout-l.yaml", 108, 230), ("heldout-m.yaml", 115, 230),
+                                                        ("heldout-n.yaml", 77, 230), ("heldout-o.yaml", 119, 230),
+                                                        ("heldout-p.yaml", 104, 230), ("heldout-q.yaml", 113, 230),
+                                                        ("heldout-r.yaml", 105, 230), ("heldout-s.yaml", 94, 230)])
 def test_the_held_out_suites_answer_at_their_floor_offline(cast, suite, right, questions):
     report = run_scenarios(owner=cast.owner, path=SCENARIOS / suite)
     assert report["provider"] == "offline" and report["failed_extractions"] == 0 and report["questions"] == questions

@@ -51,7 +51,8 @@ _SHAPE = dict(_SHAPES)
 # How a correction opens. "actually" and "no" alone are everyday chat: they mark a correction only
 # with "it's" / "make that" after them.
 _OPENING = re.compile(
-    r"^(?:(?:[\w ]{0,25}\b(?:correction|typo|misspoke|mistake)\b[\w ]{0,25}:)|correction\b(?:\s+on\s+(?:the\s+above|that|my\s+last))?|"
+    r"^(?:(?:ugh|argh|oh|ah|eh|hmm+|ok|okay|lol)[\s,.!]+)?"  # "ugh typo, $105/hr", "ugh correction, the code is …"
+    r"(?:(?:[\w ]{0,25}\b(?:correction|typo|misspoke|mistake)\b[\w ]{0,25}:)|correction\b(?:\s+on\s+(?:the\s+above|that|my\s+last))?|"
     r"typo\b(?:\s+(?:above|there|in\s+my\s+last))?|(?:sorry|oops|my bad|my mistake)(?=\s*[,:;.!-]|\s+i\s+mean)|scratch that|i meant|i mean|no wait|wait no|"
     r"(?:actually|no)(?=[\s,]+(?:it'?s|it is|it'll be|it will be|make that|that should be|i meant)\b)|"
     r"(?:it'?s|it is|it'll be|it will be)\s+actually\b)[\s,:;.!—–-]*",
@@ -60,12 +61,15 @@ _OPENING = re.compile(
 # Words before the new value that are no part of it: "it's in wms-core", "we're going with Confluent Cloud".
 _LEAD = re.compile(
     r"^(?:(?:actually|no|sorry|i meant|i mean|i'?m sorry)[\s,]+)*(?:it'?s|it is|it'll be|it will be|that'?s|that should be|should be|make that|make it|"
-    r"i meant|i mean|meant|we'?re going with|we are going with|going with|we'?ll use|we went with|it'?ll be)?\s*(?:in|at|on|to|the)?\s*",
+    r"i meant|i mean|meant|we'?re going with|we are going with|going with|we'?ll use|we went with|it'?ll be|"
+    r"it(?:'?s| has)? moved to|moved to|it went to|we(?:'?re| are| were) (?:at|in)|(?:her|his|their|the) name'?s|(?:her|his|their|the) name is)?"
+    r"\s*(?:in|at|on|to|the|a|an)?\s*",
     re.I,
 )
 # Words after the new value that are no part of it: "it's Ashton Court again this year", "Fridays instead".
-_AFTER_VALUE = re.compile(r"(?:\s+(?:again|instead|after all|then|this year|this time|as usual|as before))+\s*[.!]*$", re.I)
+_AFTER_VALUE = re.compile(r"(?:\s+(?:again|instead|after all|then|now|this year|this time|as usual|as before))+\s*[.!]*$", re.I)
 _SAYS_VALUE = re.compile(r"(?:it'?s|it is|it'll be|it will be|make that|make it|i meant|i mean|we'?re going with|we are going with|going with|"
+                         r"it(?:'?s| has)? moved to|it went to|we(?:'?re| are| were) (?:at|in)|(?:her|his|their|the) name(?:'?s| is)|"
                          r"that should be|should be)\b", re.I)
 _NOT = re.compile(r"(?:^|[,.;:]\s*|\s)not\s+(?:the\s+)?(?P<wrong>(?:[^,.;:!?]|(?<=\d)[:.](?=\d))+?)\s*(?=[,;!?]|[.:](?!\d)|\s[—–-]\s|$)", re.I)
 # The old value named by where the thing was: "we moved it out of routing", "instead of Jira".
@@ -80,74 +84,186 @@ class Correction:
     wrong: str  # the wrong value it names, or ""
     words: frozenset[str]  # the rest of the correction's words (lower case), for "the Lokalise quote was silly"
     weak: bool = False  # opened by an apology alone ("sorry, …"), which also greets: "Sorry, John."
+    reply: bool = False  # no word of correction: a reply naming who said the statement, or answering their checking question
+    stated: bool = False  # the value said as one ("it's Ghent", "it moved to MAP Brewing"), not a bare word ("Holly!", "Wow")
 
 
-def correction_read(text: str) -> Correction | None:
+# A reply corrects with no word of correction when it names the one who said the statement ("Dana it's $2,800",
+# "It's Vivint June", "$200 Nico, it went up") or answers a question that checked a value ("the deposit is $150
+# right?" – "$200"). A checking question is a yes-or-no one: no wh-word opens it.
+_WH = re.compile(r"^\W*(?:who|whom|whose|what|what's|when|where|why|how|which|anyone|anybody|does anyone|can|could|would|will|shall|should)\b", re.I)
+# The tag that makes a statement a question ("…, right?"); dropped when the question is read as the statement it checked.
+_TAG = re.compile(r"[\s,]*(?:\b(?:right|correct|yeah|yes|no|innit|isn'?t it|aren'?t they|or not|ok|okay)\b)?[\s,]*\?+\s*$", re.I)
+_COPULA_FIRST = re.compile(r"^(?P<be>is|are|was|were)\s+(?P<subject>.+)$", re.I)
+# Everything but words, spaces and the marks a value or a clause holds (emoji, arrows): a clause ends there.
+_NOT_TEXT = re.compile(r"[^\w\s,.;:!?'\"$£€%&@/+()\-–—]+")
+
+
+def checking_questions(previous: str) -> list[str]:
+    """The sentences of `previous` that check a value with a yes-or-no question ("the deposit on the season
+    leases is $150 right?", "is the standard tune $89 now?", "site says 30 days?"), in order."""
+    return [
+        sentence for sentence in (s.strip() for s in re.split(r"(?<=[.!?])\s+", re.sub(r"[’‘]", "'", previous or "").strip()))
+        if sentence.endswith("?") and not _WH.match(sentence) and len(sentence.split()) >= 3
+        and any(_spans(sentence, shape) for shape, _ in _SHAPES)
+    ]
+
+
+def _addressed(text: str, speaker: str) -> str | None:
+    """`text` without the name of `speaker` when it calls them by it ("Dana it's $2,800", "It's Vivint June",
+    "@marcus …"; not "Dana's idea"), else None."""
+    name = (speaker or "").strip()
+    if len(name) < 2 or not name.replace("-", "").isalpha():
+        return None
+    found = re.search(rf"(?:^|(?<=[\s,(]))@?{re.escape(name)}(?![\w'’-])", text, re.I)
+    if found is None:
+        return None
+    return re.sub(r"\s{2,}", " ", (text[: found.start()] + text[found.end():])).strip(" ,:")
+
+
+def correction_read(text: str, *, previous: str = "", previous_speaker: str = "") -> Correction | None:
     """The new value (and the wrong one, if named) of a short correction, or None when `text`
-    does not open as a correction or its value is a whole statement."""
+    does not open as a correction or its value is a whole statement. With the statement it follows
+    (`previous`, said by `previous_speaker`), a reply that names its speaker or answers its checking
+    question corrects with no word of correction (`Correction.reply`)."""
     text = re.sub(r"[’‘]", "'", (text or "").strip())
     opened = _OPENING.match(text)
-    if not opened or not opened.group(0).strip():
+    reply = False
+    if opened and opened.group(0).strip():
+        rest = text[opened.end():].strip()
+    elif previous and ((named := _addressed(text, previous_speaker)) is not None or checking_questions(previous)):
+        rest, reply = (named if named is not None else text), True
+    else:
         return None
-    rest = text[opened.end():].strip()
+    # A reply's bare value ("$200", "Tuesday!") answers a question that checked one; to a statement, and in any clause
+    # but the first, a reply says its value as one ("it's B21", "we're at the Rialto").
+    asked = reply and bool(checking_questions(previous))
+    addressed = reply and named is not None
+    rest = _NOT_TEXT.sub(" . ", rest).strip(" .")
     if not rest:
         return None
     wrong = ""
-    if negated := _NOT.search(rest):
+    negated = _NOT.search(rest)
+    if negated and reply and not (len(negated["wrong"].split()) <= 4 and _shape_of(negated["wrong"])):
+        negated = None  # a reply's "not much has changed" names no wrong value
+    if negated:
         wrong = negated["wrong"].strip()
         rest_value = rest[: negated.start()]
     else:
         rest_value = rest
-        if away := _OUT_OF.search(rest):
+        if not reply and (away := _OUT_OF.search(rest)):  # (a reply's "I'm off to bake" is its own talk)
             wrong = away["wrong"].strip()
     # The value: the first clause that is a bare value after its lead-in words ("150", "it's Ghent",
-    # "we're going with Confluent Cloud"), at most five words, none of them a verb of its own.
-    value = ""
+    # "we're going with Confluent Cloud"), at most five words, none of them a verb of its own; or one that
+    # opens with a value ("26 with partners", "$105/hr", "Yeti's trailer") or says "the code is RIDGE15".
+    value, stated = "", False
     for index, clause in enumerate(re.split(r"(?<=[.!?;])\s+|,\s+|\s+[-–—]\s+", rest_value)):
         clause = clause.strip(" .!?;,")
-        if index and not _SAYS_VALUE.match(clause):
+        if index and (not _SAYS_VALUE.match(clause) or (reply and not addressed)):
             continue  # after the first clause only "it's Ghent": "sorry to hear that, John" names no value
+        stated = bool(_SAYS_VALUE.match(clause))
         bare = _AFTER_VALUE.sub("", _LEAD.sub("", clause, count=1)).strip(" .!?;,")
         if bare and len(bare.split()) <= 5 and _shape_of(bare):
             value = bare
+        else:
+            value = _value_in(bare)
+        if value and reply and not stated and not wrong and (_shape_of(value) == "name" or not asked):
+            value = ""  # a reply's bare word is its own talk ("Wow", "Thanks", "Hey Tim", "5 years already!")
+        if value:
             break
     if not value or normalise(value) == normalise(wrong):
         return None
-    words = frozenset(w for w in re.findall(r"[\w'-]+", text.lower()) if w not in _STOP) - set(normalise(value).split())
+    # (a reply's words without the name it calls its addressee by)
+    words = frozenset(w for w in re.findall(r"[\w'-]+", (rest if reply else text).lower()) if w not in _STOP) - set(normalise(value).split())
     words |= frozenset(part for w in words if "-" in w for part in normalise(w).split())  # "Clear-Com" is "clear com" too
-    weak = bool(re.fullmatch(r"(?:sorry|oops|my bad|my mistake|no wait|wait no)[\s,:;.!-]*", opened.group(0), re.I))
-    return Correction(value=value, wrong=wrong, words=words, weak=weak)
+    weak = not reply and bool(re.fullmatch(r"(?:sorry|oops|my bad|my mistake|no wait|wait no)[\s,:;.!-]*", opened.group(0), re.I))
+    return Correction(value=value, wrong=wrong, words=words, weak=weak, reply=reply, stated=stated)
 
 
-def amended(previous: str, correction: str, *, same_speaker: bool = True) -> str | None:
+# A clause that says what a thing is: "the code is RIDGE15", "our unit is 121".
+_IS_VALUE = re.compile(r"^(?:(?:the|our|my|your)\s+)?[\w'-]+(?:\s+[\w'-]+)?\s+(?:is|are)\s+(?P<value>.+)$", re.I)
+
+
+# A value followed by its verb is the subject of a statement, not the value said: "the Ellen was booked".
+_VERB_AFTER = re.compile(r"\s+(?:is|are|was|were|has|have|had|will|would|can|could|got|gets|did|does|do|been|being)\b", re.I)
+
+
+def _value_in(clause: str) -> str:
+    """A value a longer clause holds, or "": after "the X is" (`_IS_VALUE`); one that opens the clause with at most
+    two words or a unit after it ("26 with partners", "$105/hr"; a possessive's "'s" dropped: "Yeti's trailer").
+    Any other clause is a whole statement, read on its own ("WordBridge is in Cork, not Dublin")."""
+    if (said := _IS_VALUE.match(clause)) and len(said["value"].split()) <= 5 and _shape_of(said["value"]):
+        return said["value"].strip()
+    for shape, pattern in _SHAPES:
+        if shape == "name" and clause[:1].islower():
+            continue
+        opening = pattern.match(clause)
+        after = clause[opening.end():] if opening else ""
+        if opening and re.fullmatch(r"(?:/\w+|\s+[a-z][\w'-]*(?:\s+[a-z][\w'-]*)?)?", after) and not _VERB_AFTER.match(after):
+            value = re.sub(r"'s$", "", opening.group(0).strip())
+            if _shape_of(value) == shape or shape in ("amount", "number"):
+                return value
+    return ""
+
+
+def amended(previous: str, correction: str, *, same_speaker: bool = True, previous_speaker: str = "") -> str | None:
     """`previous` as `correction` says it should have been, or None when the correction is not a
     short one or names nothing in `previous` that it could replace. A name after an apology alone
-    corrects only its speaker's own statement ("Sorry, John." to John is no correction)."""
-    read = correction_read(correction)
+    corrects only its speaker's own statement ("Sorry, John." to John is no correction). A reply
+    (`Correction.reply`) to a checking question gives the statement the question checked, as corrected
+    ("the deposit on the season leases is $150 right?", "$200 Nico": "the deposit on the season leases is $200")."""
+    read = correction_read(correction, previous=previous, previous_speaker=previous_speaker)
     if read is None or not previous:
         return None
     if read.weak and not same_speaker and _shape_of(read.value) == "name" and not read.wrong:
         return None
     previous = re.sub(r"[’‘]", "'", previous)
-    span = _replaced_span(previous, read)
+    question, said, span = None, previous, None
+    for question in checking_questions(previous) if read.reply else ():
+        if span := _replaced_span(question, read):  # the first question the reply has a value for
+            said = question
+            break
+    else:
+        question, span = None, _replaced_span(previous, read)
     if span is None:
         return None
     start, end, shape = span
     value = _narrowed(read.value, shape)
-    if normalise(previous[start:end]) == normalise(value):
+    if normalise(said[start:end]) == normalise(value):
         return None
-    return previous[:start] + value + previous[end:]
+    meant = said[:start] + value + said[end:]
+    return _declarative(meant, value_at=start) if question else meant
 
 
-def holds_shape(previous: str, correction: str) -> bool:
+def answers_question(previous: str, correction: str, *, previous_speaker: str = "") -> bool:
+    """Whether `correction` is a reply to a checking question of `previous` with another value (`amended` then
+    gives the statement the question checked, not `previous` itself)."""
+    read = correction_read(correction, previous=previous, previous_speaker=previous_speaker)
+    return bool(read and read.reply and any(_replaced_span(q, read) for q in checking_questions(previous)))
+
+
+def _declarative(question: str, *, value_at: int) -> str:
+    """A checking question as the statement it checks: its tag and question mark dropped ("…is $200 right?"),
+    a verb that opens it put back before the value ("is the standard tune $99 now?": "the standard tune is $99 now")."""
+    statement = re.sub(r"\s+(?:now|still|these days|at the moment)$", "", _TAG.sub("", question).strip(), flags=re.I)
+    if (inverted := _COPULA_FIRST.match(statement)) and inverted.start("subject") < value_at <= len(statement):
+        subject = statement[inverted.start("subject"):value_at].strip()
+        if subject:
+            return f"{subject} {inverted['be'].lower()} {statement[value_at:].strip()}"
+    return statement
+
+
+def holds_shape(previous: str, correction: str, *, previous_speaker: str = "") -> bool:
     """Whether `previous` says something a short `correction` could be about: the wrong value it
     names, or a value of the new value's shape. The statement a correction corrects is the latest
     one that does (chatter in between, "5 mins", is passed over; a statement that does but cannot
     be amended without guessing stops the search)."""
-    read = correction_read(correction)
+    read = correction_read(correction, previous=previous, previous_speaker=previous_speaker)
     if read is None or not previous:
         return False
     previous = re.sub(r"[’‘]", "'", previous)
+    if read.reply and (questions := [q for q in checking_questions(previous) if _replaced_span(q, read)]):
+        previous = questions[0]
     if read.wrong and re.search(rf"(?<![\w]){re.escape(read.wrong)}(?![\w])", previous, re.I):
         return True
     shape = _shape_of(read.value)
@@ -170,7 +286,12 @@ def _replaced_span(previous: str, read: Correction) -> tuple[int, int, str] | No
     if shape is None:
         return None
     value = normalise(read.value)
-    spans = [m for m in _spans(previous, shape) if normalise(m[0]) != value]
+    # (to a reply, a capital opening the statement is the sentence's, not a name's: "Thanks for your support")
+    spans = [m for m in _spans(previous, shape) if normalise(m[0]) != value and not (read.reply and shape == "name" and m[1] == 0)]
+    if read.reply and shape == "name" and not read.stated and not read.wrong:
+        # A reply's bare word ("Holly!", but also "Wow", "Thanks") replaces only a name the reply mentions too
+        # ("Hallie was the Smartwool rep").
+        spans = [m for m in spans if set(normalise(m[0]).split()) & read.words]
     if shape in ("name", "code") and len(spans) != 1:
         # Several names: the one the correction mentions too ("the Lokalise quote was silly").
         spans = [m for m in spans if set(normalise(m[0]).split()) & read.words]
@@ -178,8 +299,9 @@ def _replaced_span(previous: str, read: Correction) -> tuple[int, int, str] | No
         spans = mentioned
     if len(spans) == 1:
         return spans[0][1], spans[0][2], shape
-    if not spans and shape == "name":
+    if not spans and shape == "name" and not read.reply:
         # "actually it's in wms-core, we moved it out of routing": a word of the statement the correction names as the old place
+        # (a reply's words are its own talk: "Wow, I love diving too" names no old value)
         for word in re.finditer(r"[\w][\w'-]*", previous):
             if word[0].lower() in read.words and word[0].lower() not in _STOP and len(word[0]) > 2:
                 return word.start(), word.end(), shape
@@ -214,7 +336,11 @@ def _day_of_date(previous: str) -> tuple[int, int, str] | None:
 
 def _spans(text: str, shape: str) -> list[tuple[str, int, int]]:
     found = []
+    # A number inside a date is the date's ("Dec 14. I told them 22 people": the number is 22).
+    dates = [m.span() for m in _SHAPE["date"].finditer(text)] if shape == "number" else []
     for m in _SHAPE[shape].finditer(text):
+        if any(start <= m.start() and m.end() <= end for start, end in dates):
+            continue
         phrase = m.group(0).strip(" .,'")
         if shape == "name" and m.start() == 0 and phrase.split()[0].lower() in _STOP:
             continue  # "The …", "We …": capitalised as the first word
