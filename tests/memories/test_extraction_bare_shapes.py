@@ -177,14 +177,36 @@ def test_status_is_not_a_plural():
     ("moved from Toronto to Montréal! finally in the office every day", "rohan", [("rohan", "lives_in", "Montréal")]),
     ("settled in Portobello. commuting twice a week", "dario", [("dario", "lives_in", "Portobello")]),
     ("promoted to staff SRE", "olu", [("olu", "role", "staff SRE")]),
+    # stop 38: capitalised as the message's first word, and a home signed for or bought
+    ("Moved to Four Corners this weekend! real yard", "priya", [("priya", "lives_in", "Four Corners")]),
+    ("finally out of the van!!! signed a lease on a little place in Churchill", "nico", [("nico", "lives_in", "Churchill")]),
+    ("Finally signed the lease for a flat in Leith, keys on Friday", "dario", [("dario", "lives_in", "Leith")]),
 ])
 def test_a_speakers_news_said_without_i_in_a_teams_chat(text, speaker, expected):
     assert triples(text, speaker=speaker) == expected
 
 
-@pytest.mark.parametrize("text", ["started at 9 today", "moved the meeting to Friday"])
+@pytest.mark.parametrize("text", ["started at 9 today", "moved the meeting to Friday", "Bought a new espresso machine for the office"])
 def test_other_subjectless_clauses_give_no_news(text):
     assert triples(text) == []
+
+
+# Stop 38: a home bought, leased or moved into is where its buyer lives, in any person and tense.
+@pytest.mark.parametrize("text, speaker, expected", [
+    ("Sam and I finally closed on the house up Bridger Canyon!! strong backs welcome", "dana", ("dana", "lives_in", "Bridger Canyon")),
+    ("Personal news: Marisol and I bought a house in Livingston!", "luis", ("luis", "lives_in", "Livingston")),
+    ("we've bought a house in Cove Bay! halfway between the two branches", "priya", ("priya", "lives_in", "Cove Bay")),
+    ("I just bought a new flat in Glasgow", "maya", ("maya", "lives_in", "Glasgow")),
+    ("Tomas has bought a cottage in Hexham", "maya", ("Tomas", "lives_in", "Hexham")),
+])
+def test_a_home_bought_or_leased_is_where_one_lives(text, speaker, expected):
+    assert expected in triples(text, speaker=speaker)
+
+
+@pytest.mark.parametrize("text", ["We bought a new espresso machine for the office", "I bought a house plant in Ikea",
+                                  "we haven't bought a house in Leeds yet"])
+def test_anything_else_bought_is_no_home(text):
+    assert not [t for t in triples(text) if t[1] == "lives_in"]
 
 
 @pytest.mark.parametrize("text, speaker, expected", [

@@ -265,7 +265,7 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
             predicate_read(m["rest"], ctx.last_third_person, clause, ctx, first_person=False, confidence=0.7)
             return ctx.last_third_person
         return None
-    if m := re.match(rf"^(?P<name>{NAME}(?:\s+{NAME})?)\s+(?P<rest>.+)$", text):
+    if (m := re.match(rf"^(?P<name>{NAME}(?:\s+{NAME})?)\s+(?P<rest>.+)$", text)) and not (ctx.team and _SPEAKERS_NEWS.match(text)):
         name = m["name"]
         # "Here's …", "Mel's …": a contraction or possessive opens the clause, not a subject.
         contracted = re.search(r"'s$|'re$|'ll$|'ve$|'d$", name.split()[0], re.I)
@@ -279,8 +279,9 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
                 ctx.last_third_person = name  # "Priya moved to the publisher's London office; she lives in London now"
             return name
         return None
-    if ctx.team and previous_subject is None and re.match(r"(?:moved|relocated|settled|got promoted|promoted)\s+(?:from|to|in|into|as)\b", text, re.I):
-        # "moved from Toronto to Montréal!", "promoted to staff SRE": a team's chat says the speaker's news without "I"
+    if ctx.team and previous_subject is None and _SPEAKERS_NEWS.match(text):
+        # "moved from Toronto to Montréal!", "promoted to staff SRE", "signed a lease on a place in Churchill": a team's
+        # chat says the speaker's news without "I"
         predicate_read(re.sub(r"^settled in\b", "moved to", text, flags=re.I), ctx.speaker, clause, ctx, first_person=True)
         return ctx.speaker
     if previous_subject and (m := re.match(r"^(?:based|living|located)\s+in\s+(?P<place>.+)$", text, re.I)):
@@ -293,6 +294,14 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
         predicate_read(text, previous_subject, clause, ctx, first_person=previous_subject == ctx.speaker)
         return previous_subject
     return None
+
+
+# The speaker's own news said without "I" in a team's chat ("Moved to Four Corners this weekend!"; capitalised, not a name).
+_SPEAKERS_NEWS = re.compile(
+    r"(?:(?:finally|just|officially)\s+)?(?:(?:moved|relocated|settled|got promoted|promoted)\s+(?:from|to|in|into|as)\b|"
+    r"(?:bought|closed on|signed (?:a|the) lease (?:on|for)|got the keys (?:to|for))\s+(?:a|an|the|our|my)\s)",
+    re.I,
+)
 
 
 # Who runs a team's tools for it ("the uni", "IT", "head office", "the company"), and the switch they make.

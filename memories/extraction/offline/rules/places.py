@@ -49,6 +49,28 @@ def rule_move(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
     return False
 
 
+# A home bought, leased or moved into ("closed on the house up Bridger Canyon", "bought a house in Livingston",
+# "signed a lease on a little place in Churchill", "got the keys to our flat in Leith"): where its buyer lives now.
+_HOME = re.compile(
+    r"^(?:(?:finally|just|officially)\s+)?(?:bought|have bought|has bought|closed on|signed (?:a|the) lease (?:on|for)|"
+    r"moved into|got the keys (?:to|for)|are renting|rented|leased)\s+(?:a|an|the|our|my|his|her|their)\s+"
+    r"(?:(?:new|little|small|tiny|first|own|old|big)\s+)*(?:house|home|place|flat|apartment|condo|cottage|bungalow|townhouse|cabin)"
+    r"\s+(?:(?:out|over|down|up)\s+)?(?:in|up|on|at)\s+(?P<place>.+)$",
+    re.I,
+)
+
+
+def rule_home(pred: Predicate, subject: str, clause: Clause, ctx: Context, confidence: float) -> bool:
+    m = _HOME.match(pred.text)
+    if not m or pred.negated:
+        return False
+    place = place_name(cut_value(m["place"]), clause, trim=True)
+    if not place or place.split()[0].lower() in NOT_NAMES:
+        return False
+    fact_add(ctx, clause, subject, "lives_in", place, obj=place, obj_kind="place", confidence=min(confidence, 0.8))
+    return True
+
+
 def rule_live(pred: Predicate, subject: str, clause: Clause, ctx: Context, confidence: float) -> bool:
     # "I'm working remotely from Kraków", "I work from Lyon": where someone works from is where they are based
     if (m := re.match(r"^(?:work|works|working|am working|is working|are working)\s+(?:remotely\s+|mostly\s+|full-time\s+)?from\s+(?P<place>.+)$", pred.text, re.I)) \
