@@ -260,3 +260,15 @@ def test_a_reply_by_name_that_only_reacts_corrects_nothing(previous, correction)
     # five conversations is read as a correction.
     assert amended(previous, correction, same_speaker=False, previous_speaker="caroline") is None
     assert amended(previous, correction, same_speaker=False, previous_speaker="mel") is None
+
+
+def test_what_may_be_a_reply_is_told_before_any_lookup():
+    # The extractor looks up the statements before a message only when it opens as a correction or `may_reply`.
+    from memories.extraction.offline.amend import may_reply
+
+    names = ["dana", "nico"]
+    assert may_reply("Dana it's $2,800, the $2,400 was their first number", names)  # called by name
+    assert may_reply("$200, it went up last year", names) and may_reply("Tuesday! we're open Monday", names)  # a value first
+    assert may_reply("it's Vivint, we switched in the fall", names)  # a value said as one
+    assert not may_reply("Wow, that sounds amazing!", names) and not may_reply("I love hiking too", names)
+    assert not may_reply("Dana's idea was good", names)  # a possessive calls nobody

@@ -19,6 +19,7 @@ read on its own, as before.
 import re
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import lru_cache
 
 # A short correction is about a statement at most this long before it and among the scope's last
 # few episodes before it (the extractor looks back from the correction, the answers forward from
@@ -99,14 +100,29 @@ _COPULA_FIRST = re.compile(r"^(?P<be>is|are|was|were)\s+(?P<subject>.+)$", re.I)
 _NOT_TEXT = re.compile(r"[^\w\s,.;:!?'\"$£€%&@/+()\-–—]+")
 
 
-def checking_questions(previous: str) -> list[str]:
+@lru_cache(maxsize=1024)
+def checking_questions(previous: str) -> tuple[str, ...]:
     """The sentences of `previous` that check a value with a yes-or-no question ("the deposit on the season
     leases is $150 right?", "is the standard tune $89 now?", "site says 30 days?"), in order."""
-    return [
+    return tuple(
         sentence for sentence in (s.strip() for s in re.split(r"(?<=[.!?])\s+", re.sub(r"[’‘]", "'", previous or "").strip()))
         if sentence.endswith("?") and not _WH.match(sentence) and len(sentence.split()) >= 3
         and any(_spans(sentence, shape) for shape, _ in _SHAPES)
-    ]
+    )
+
+
+def may_reply(text: str, names) -> bool:
+    """Whether `text` could be a reply that corrects (`correction_read` with a statement before it), read on its own:
+    it calls one of `names` by name, or its first clause says a value ("it's B21", "$200", "Tuesday!"). What the
+    extractor asks before it looks up the statements before a message."""
+    text = re.sub(r"[’‘]", "'", text or "")
+    said = {w.lower() for w in re.findall(r"(?<![\w'])@?([A-Za-z][\w-]*)(?![\w'-])", text)}
+    if said & {str(name).lower() for name in names} or _NOT.search(text):
+        return True
+    first = re.split(r"(?<=[.!?;])\s+|,\s+|\s+[-–—]\s+", _NOT_TEXT.sub(" . ", text).strip(" ."), maxsplit=1)[0].strip(" .!?;,")
+    bare = _AFTER_VALUE.sub("", _LEAD.sub("", first, count=1)).strip(" .!?;,")
+    value = bare if bare and len(bare.split()) <= 5 and _shape_of(bare) else _value_in(bare)
+    return bool(_SAYS_VALUE.match(first)) or (bool(value) and _shape_of(value) != "name")  # a bare name is no reply's value
 
 
 def _addressed(text: str, speaker: str) -> str | None:
@@ -121,6 +137,7 @@ def _addressed(text: str, speaker: str) -> str | None:
     return re.sub(r"\s{2,}", " ", (text[: found.start()] + text[found.end():])).strip(" ,:")
 
 
+@lru_cache(maxsize=1024)
 def correction_read(text: str, *, previous: str = "", previous_speaker: str = "") -> Correction | None:
     """The new value (and the wrong one, if named) of a short correction, or None when `text`
     does not open as a correction or its value is a whole statement. With the statement it follows
