@@ -121,7 +121,7 @@ def may_reply(text: str, names) -> bool:
         return True
     first = re.split(r"(?<=[.!?;])\s+|,\s+|\s+[-–—]\s+", _NOT_TEXT.sub(" . ", text).strip(" ."), maxsplit=1)[0].strip(" .!?;,")
     bare = _AFTER_VALUE.sub("", _LEAD.sub("", first, count=1)).strip(" .!?;,")
-    value = bare if bare and len(bare.split()) <= 5 and _shape_of(bare) else _value_in(bare)
+    value = _clause_value(bare)
     return bool(_SAYS_VALUE.match(first)) or (bool(value) and _shape_of(value) != "name")  # a bare name is no reply's value
 
 
@@ -180,10 +180,7 @@ def correction_read(text: str, *, previous: str = "", previous_speaker: str = ""
             continue  # after the first clause only "it's Ghent": "sorry to hear that, John" names no value
         stated = bool(_SAYS_VALUE.match(clause))
         bare = _AFTER_VALUE.sub("", _LEAD.sub("", clause, count=1)).strip(" .!?;,")
-        if bare and len(bare.split()) <= 5 and _shape_of(bare):
-            value = bare
-        else:
-            value = _value_in(bare)
+        value = _clause_value(bare)
         if value and reply and not stated and not wrong and (_shape_of(value) == "name" or not asked):
             value = ""  # a reply's bare word is its own talk ("Wow", "Thanks", "Hey Tim", "5 years already!")
         if value:
@@ -203,6 +200,12 @@ _IS_VALUE = re.compile(r"^(?:(?:the|our|my|your)\s+)?[\w'-]+(?:\s+[\w'-]+)?\s+(?
 
 # A value followed by its verb is the subject of a statement, not the value said: "the Ellen was booked".
 _VERB_AFTER = re.compile(r"\s+(?:is|are|was|were|has|have|had|will|would|can|could|got|gets|did|does|do|been|being)\b", re.I)
+
+
+def _clause_value(bare: str) -> str:
+    """The value a clause without its lead-in words says: the whole of it when it is a value of at most five words,
+    else one it holds (`_value_in`)."""
+    return bare if bare and len(bare.split()) <= 5 and _shape_of(bare) else _value_in(bare)
 
 
 def _value_in(clause: str) -> str:

@@ -6,6 +6,7 @@ import re
 from memories.extraction.offline.context import Clause, Context
 from memories.extraction.offline.facts import fact_add, relation_sentence
 from memories.extraction.offline.predicates import predicate_read
+from memories.extraction.offline.rules.places import HOME
 from memories.extraction.offline.rules.team import TEAM_THINGS, decision_said, known_function, our_detail, owner_said, recurring, singular, time_value
 from memories.extraction.vocabulary import TOOL_WORDS
 from memories.extraction.vocabulary import CORRECTION_ATTRIBUTE, CORRECTS_CURRENT
@@ -265,7 +266,7 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
             predicate_read(m["rest"], ctx.last_third_person, clause, ctx, first_person=False, confidence=0.7)
             return ctx.last_third_person
         return None
-    if (m := re.match(rf"^(?P<name>{NAME}(?:\s+{NAME})?)\s+(?P<rest>.+)$", text)) and not (ctx.team and _SPEAKERS_NEWS.match(text)):
+    if (m := re.match(rf"^(?P<name>{NAME}(?:\s+{NAME})?)\s+(?P<rest>.+)$", text)) and not (ctx.team and _speakers_news(text)):
         name = m["name"]
         # "Here's …", "Mel's …": a contraction or possessive opens the clause, not a subject.
         contracted = re.search(r"'s$|'re$|'ll$|'ve$|'d$", name.split()[0], re.I)
@@ -279,7 +280,7 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
                 ctx.last_third_person = name  # "Priya moved to the publisher's London office; she lives in London now"
             return name
         return None
-    if ctx.team and previous_subject is None and _SPEAKERS_NEWS.match(text):
+    if ctx.team and previous_subject is None and _speakers_news(text):
         # "moved from Toronto to Montréal!", "promoted to staff SRE", "signed a lease on a place in Churchill": a team's
         # chat says the speaker's news without "I"
         predicate_read(re.sub(r"^settled in\b", "moved to", text, flags=re.I), ctx.speaker, clause, ctx, first_person=True)
@@ -297,11 +298,12 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
 
 
 # The speaker's own news said without "I" in a team's chat ("Moved to Four Corners this weekend!"; capitalised, not a name).
-_SPEAKERS_NEWS = re.compile(
-    r"(?:(?:finally|just|officially)\s+)?(?:(?:moved|relocated|settled|got promoted|promoted)\s+(?:from|to|in|into|as)\b|"
-    r"(?:bought|closed on|signed (?:a|the) lease (?:on|for)|got the keys (?:to|for))\s+(?:a|an|the|our|my)\s)",
-    re.I,
-)
+_MOVED = re.compile(r"(?:(?:finally|just|officially)\s+)?(?:moved|relocated|settled|got promoted|promoted)\s+(?:from|to|in|into|as)\b", re.I)
+
+
+def _speakers_news(text: str) -> bool:
+    """A move or promotion, or a home bought or leased (`rules.places.HOME`), said as the clause's start."""
+    return bool(_MOVED.match(text) or HOME.match(text))
 
 
 # Who runs a team's tools for it ("the uni", "IT", "head office", "the company"), and the switch they make.

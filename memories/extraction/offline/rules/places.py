@@ -51,7 +51,7 @@ def rule_move(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
 
 # A home bought, leased or moved into ("closed on the house up Bridger Canyon", "bought a house in Livingston",
 # "signed a lease on a little place in Churchill", "got the keys to our flat in Leith"): where its buyer lives now.
-_HOME = re.compile(
+HOME = re.compile(
     r"^(?:(?:finally|just|officially)\s+)?(?:bought|have bought|has bought|closed on|signed (?:a|the) lease (?:on|for)|"
     r"moved into|got the keys (?:to|for)|are renting|rented|leased)\s+(?:a|an|the|our|my|his|her|their)\s+"
     r"(?:(?:new|little|small|tiny|first|own|old|big)\s+)*(?:house|home|place|flat|apartment|condo|cottage|bungalow|townhouse|cabin)"
@@ -61,7 +61,7 @@ _HOME = re.compile(
 
 
 def rule_home(pred: Predicate, subject: str, clause: Clause, ctx: Context, confidence: float) -> bool:
-    m = _HOME.match(pred.text)
+    m = HOME.match(pred.text)
     if not m or pred.negated:
         return False
     place = place_name(cut_value(m["place"]), clause, trim=True)
