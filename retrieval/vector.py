@@ -25,6 +25,7 @@ from memories.models import Scope
 from memories.services.vectors import (
     DOC_TARGET_TYPES, SCOPE_VECTORS_UP_TO, scope_graph_name, scope_graph_predicate, scope_graphs,
 )
+from retrieval.documents import WINDOW_RADII
 from retrieval.indexing import vector_target
 
 
@@ -122,6 +123,58 @@ def speaker_vector_candidates(
         )
         return [VectorHit(c, target_id, float(similarity)) for c, target_id, similarity in cursor.fetchall()]
 
+
+
+def windows_near_turns(
+    *, scope: Scope, turns: list[int], query_vector: list[float], embedder: Embedder, collections: list[str],
+) -> dict[str, list[VectorHit]]:
+    """The windows of `collections` (±1, ±2) that hold one of `turns` (turn ids: the turn graph's
+    nearest, best first), each scored exactly from its stored vector, best first. A window's vector is
+    the mean of its turns' (RETRIEVAL_WINDOW_VECTORS), so the windows nearest the question mostly hold
+    one of the turns nearest it; a window graph misses some of them, as overlapping windows are
+    near-duplicates that an HNSW graph searches poorly (docs/ARCHITECTURE.md, "Windows found from
+    the turns"). Their lists are the union of both (`_gather`). Neighbours by position in the session
+    (a forgotten turn's gap makes a window wider here than the indexer's: a candidate more, scored
+    exactly all the same)."""
+    radii = {c: WINDOW_RADII[c] for c in collections if c in WINDOW_RADII}
+    if not turns or not radii:
+        return {}
+    dim = int(embedder.dim)
+    out: dict[str, list[VectorHit]] = defaultdict(list)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            WITH near AS (
+                SELECT t2.id AS centre, min(abs(t2.position - t.position)) AS gap
+                FROM memories_turn t
+                JOIN memories_turn t2 ON t2.session_id = t.session_id AND t2.position BETWEEN t.position - %s AND t.position + %s
+                WHERE t.id = ANY(%s) AND t.scope_id = %s
+                GROUP BY t2.id
+            )
+            SELECT d.collection, d.target_id, 1 - (e.vec::vector({dim}) <=> %s::vector({dim})) AS similarity
+            FROM near
+            JOIN unnest(%s::text[], %s::int[]) AS w(collection, radius) ON near.gap <= w.radius
+            JOIN retrieval_searchdocument d ON d.collection = w.collection AND d.target_id = near.centre AND d.scope_id = %s
+            JOIN retrieval_embedding e ON e.target_type = 'doc_' || d.collection AND e.target_id = d.id AND e.model = %s AND e.scope_id = %s
+            ORDER BY similarity DESC, d.target_id
+            """,
+            [max(radii.values()), max(radii.values()), turns, scope.pk, vector_literal(query_vector),
+             list(radii), list(radii.values()), scope.pk, embedder.name, scope.pk],
+        )
+        for c, target_id, similarity in cursor.fetchall():
+            out[c].append(VectorHit(c, target_id, float(similarity)))
+    return dict(out)
+
+
+def hits_union(*lists: list[VectorHit], limit: int) -> list[VectorHit]:
+    """The best `limit` of several lists of one collection, each document once, ordered as an exact
+    search orders them (similarity, then the document's target)."""
+    best: dict[int, VectorHit] = {}
+    for hits in lists:
+        for hit in hits:
+            if hit.target_id not in best or hit.similarity > best[hit.target_id].similarity:
+                best[hit.target_id] = hit
+    return sorted(best.values(), key=lambda h: (-h.similarity, h.target_id))[:limit]
 
 # The `limit` nearest of one collection through a graph: `where` repeats the graph's predicate
 # (the shared per-model one, or a large scope's own).

@@ -1,6 +1,7 @@
 """The candidate lists, each at most `pool` long: BM25 per collection (exact top-k, common
 words selecting only where the bound needs them: retrieval/bm25_topk.py), nearest vectors per
-collection, the facts of the entities the question names, for "what changed" the facts that
+collection (through graphs, a window list also holds the windows around the nearest turns: retrieval/vector.py,
+`windows_near_turns`), the facts of the entities the question names, for "what changed" the facts that
 began in the window, and while the index is behind, the un-indexed rows matched on their text.
 
 Outside a transaction the vector searches (one per collection) and the entity look-ups run on
@@ -28,7 +29,10 @@ from retrieval.search.eligibility import document_filter, fact_eligible, window_
 from retrieval.search.question import (
     Question, asks_conjecture, asks_list, entities_named, named_speaker, scope_speakers, speakers_named,
 )
-from retrieval.vector import VectorHit, speaker_vector_candidates, vector_candidates, vector_search_exact
+from retrieval.documents import WINDOW_RADII
+from retrieval.vector import (
+    VectorHit, hits_union, speaker_vector_candidates, vector_candidates, vector_search_exact, windows_near_turns,
+)
 
 
 @dataclass
@@ -149,6 +153,10 @@ def _gather(
             # in a large scope the fused list's head rarely comes from deep in a vector list.
             hits = vector_candidates(scope=scope, query_vector=vector, embedder=embedder, collections=group,
                                      limit=min(pool, settings.RETRIEVAL_VECTOR_POOL_MAX), exact=exact)
+            if group == [Collection.TURN] and (windows := [c for c in collections if c in WINDOW_RADII]):
+                # RETRIEVAL_WINDOWS_NEAR_TURNS: the windows around the nearest turns, beside the window graphs' own.
+                turns = [hit.target_id for hit in hits.get(Collection.TURN, [])[: settings.RETRIEVAL_WINDOWS_NEAR_TURNS]]
+                near.update(windows_near_turns(scope=scope, turns=turns, query_vector=vector, embedder=embedder, collections=windows))
             lap[f"vector {','.join(group)}"] = time.perf_counter() - t0
             return hits
         return search
@@ -182,6 +190,7 @@ def _gather(
         lap["entities"] = time.perf_counter() - t0
         return entities, facts, changed
 
+    near: dict[str, list[VectorHit]] = {}  # the windows around the nearest turns, through the graphs only
     if collections:
         # Whether the scope is small enough to search exactly: asked once, not per collection.
         exact = vector_search_exact(scope=scope, embedder=embedder)
@@ -199,6 +208,8 @@ def _gather(
             lexical, structured, *(semantic(group) for group in groups), *(spoken(speaker) for speaker in named)
         )
         vectors = {collection: hits for found in per_collection[: len(groups)] for collection, hits in found.items()}
+        for collection, hits in near.items():
+            vectors[collection] = hits_union(vectors.get(collection, []), hits, limit=min(pool, settings.RETRIEVAL_VECTOR_POOL_MAX))
         speakers = dict(zip(named, per_collection[len(groups):]))
     else:
         (bm25, unindexed), (entities, entity_facts, changed) = lexical(), structured()
