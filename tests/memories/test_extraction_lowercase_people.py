@@ -45,6 +45,27 @@ def test_only_speakers_and_no_english_words_become_names():
 
 
 
+@pytest.mark.parametrize("text, as_a_thing", [
+    ("Noor moved from Leeds to York", True),
+    ("Noor has moved from Leeds to York", True),
+    ("Noor's moving from Leeds to York", False),
+])
+def test_a_speaker_s_name_opening_a_sentence_is_someone_not_a_thing_of_the_team(text, as_a_thing):
+    # Capitalised as a sentence opens, a team thing's switch reads the same ("Payroll moved from Leeds to York");
+    # a speaker of the scope is someone, and where someone moves is their home.
+    assert ("Noor", "lives_in", "York") in facts(text)
+    assert not any(f[0] == "Orbit" for f in facts(text))
+    if as_a_thing:  # without the scope's people: the thing's reading
+        assert ("Orbit", "noor_place", "York") in facts(text, people=[])
+
+
+def test_a_reply_that_names_its_addressee_first_gives_no_fact_of_the_team():
+    # "Dana it's $2,800": Dana is spoken to, not a thing of the team whose "it" is $2,800.
+    assert not any(f[0] == "Orbit" for f in facts("Noor it's $2,800, the $2,400 was their first number"))
+    assert not any(f[0] == "Orbit" for f in facts("Mei it's 26 with partners, I counted the RSVPs"))
+    assert any(f[0] == "Orbit" for f in facts("Mei it's 26 with partners, I counted the RSVPs", people=[]))
+
+
 @pytest.mark.django_db
 def test_the_scope_speakers_are_passed_to_the_extractor(say):
     say("noor", "morning all, the kiln dashboards are up", "2025-03-03")

@@ -115,6 +115,13 @@ Corners this weekend!"): here heldout-d 161 → 162, heldout-k 113 → 114, held
 heldout-m 115 → 114 (its floor lowered for it: Priya's new home in Cove Bay is now a fact, which "where was the defib
 before it moved?" takes for a move, and two first-person questions about moving to Stonehaven lose their quoted turn
 to it); heldout-s, for its totals only (its second use as a judge): 99 → 99 with the local model, 94 → 94 here.
+Stop 39: heldout-t.yaml (a made-up vet practice group, 230 questions) was written blind and committed before its first
+run: 114 = 0.496 with the local model, 106 = 0.461 here (its floor). A name of the scope's speakers opening a sentence is
+someone, not a thing of the team ("Priya moved from Leeds to York" is her home, not the team's "priya" place; "Dana it's
+$2,800" says nothing of a team thing "dana it"): heldout-p 104 → 105 and heldout-r 109 → 110 (the floors below), the
+others unchanged; heldout-t, for its totals only: 114 → 114 with the local model, 106 → 106 here. Tried there and not
+taken: one word taking a plural verb ("Phones are moving from RingCentral to Dialpad") read as things the team moved, not
+someone's home (here +2 −1 on heldout-r, heldout-t 114 → 114 and 106 → 106).
 Through recorded model replies: not done (no model is reachable here to record replies for these
 suites' statements)."""
 
@@ -136,8 +143,9 @@ TARGET = 0.90  # the issue's; not reached offline
                                                         ("heldout-k.yaml", 114, 232),
                                                         ("heldout-l.yaml", 108, 230), ("heldout-m.yaml", 114, 230),
                                                         ("heldout-n.yaml", 77, 230), ("heldout-o.yaml", 119, 230),
-                                                        ("heldout-p.yaml", 104, 230), ("heldout-q.yaml", 116, 230),
-                                                        ("heldout-r.yaml", 109, 230), ("heldout-s.yaml", 94, 230)])
+                                                        ("heldout-p.yaml", 105, 230), ("heldout-q.yaml", 116, 230),
+                                                        ("heldout-r.yaml", 110, 230), ("heldout-s.yaml", 94, 230),
+                                                        ("heldout-t.yaml", 106, 230)])
 def test_the_held_out_suites_answer_at_their_floor_offline(cast, suite, right, questions):
     report = run_scenarios(owner=cast.owner, path=SCENARIOS / suite)
     assert report["provider"] == "offline" and report["failed_extractions"] == 0 and report["questions"] == questions

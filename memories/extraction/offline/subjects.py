@@ -235,7 +235,8 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
     if not text.strip():
         return previous_subject
     bare_thing = singular(text.split()[0]).lower() in TEAM_THINGS  # "standup has moved …", after "my mistake:" too
-    if ctx.team and (text[:1].isupper() or bare_thing or clause.topic or clause.corrects) and text.split()[0].lower() not in NOT_NAMES and our_detail(text[0].lower() + text[1:], clause, ctx, the=True):
+    if ctx.team and (text[:1].isupper() or bare_thing or clause.topic or clause.corrects) and text.split()[0].lower() not in NOT_NAMES \
+            and text.split()[0].lower() not in ctx.people and our_detail(text[0].lower() + text[1:], clause, ctx, the=True):
         return ctx.we
     # "Actually, it's Porto, not Lisbon": the speaker's fact whose value is Lisbon, corrected.
     # "Sorry, I meant Porto, not Lisbon": the right value alone.
