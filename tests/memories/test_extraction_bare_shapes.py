@@ -203,6 +203,27 @@ def test_a_home_bought_or_leased_is_where_one_lives(text, speaker, expected):
     assert expected in triples(text, speaker=speaker)
 
 
+# Stop 39: a move "out to" a town, the new place said after leaving the old one, and a trip home to a town (where one is from).
+@pytest.mark.parametrize("text, speaker, expected", [
+    ("Moved out to Tawa. Turns out the train's actually fine", "ravi", ("ravi", "lives_in", "Tawa")),
+    ("I moved out to Tawa last month", "ravi", ("ravi", "lives_in", "Tawa")),
+    ("Priya has moved out to Tawa", "maya", ("Priya", "lives_in", "Tawa")),
+    ("moved out of Headingley at last — new place is in Meanwood. There's a garden", "kwame", ("kwame", "lives_in", "Meanwood")),
+    ("Home to Gisborne for the long weekend, see ya", "mere", ("mere", "is_from", "Gisborne")),
+    ("I'm going home to Cork for Christmas", "maya", ("maya", "is_from", "Cork")),
+    ("flew home to Bremen for my dad's 70th", "tobias", ("tobias", "is_from", "Bremen")),
+    ("Tomas went home to Porto for the summer", "maya", ("Tomas", "is_from", "Porto")),
+])
+def test_a_move_out_a_new_place_and_a_trip_home(text, speaker, expected):
+    assert expected in triples(text, speaker=speaker)
+
+
+@pytest.mark.parametrize("text", ["going home to bed", "heading home to the kids", "new house is in a great spot",
+                                  "we moved the servers out to Dublin"])
+def test_home_said_otherwise_is_no_home_town_or_move(text):
+    assert not [t for t in triples(text) if t[1] in ("is_from", "lives_in")]
+
+
 @pytest.mark.parametrize("text", ["We bought a new espresso machine for the office", "I bought a house plant in Ikea",
                                   "we haven't bought a house in Leeds yet"])
 def test_anything_else_bought_is_no_home(text):

@@ -6,7 +6,7 @@ import re
 from memories.extraction.offline.context import Clause, Context
 from memories.extraction.offline.facts import fact_add, relation_sentence
 from memories.extraction.offline.predicates import predicate_read
-from memories.extraction.offline.rules.places import HOME
+from memories.extraction.offline.rules.places import HOME, HOME_TRIP
 from memories.extraction.offline.rules.team import TEAM_THINGS, decision_said, known_function, our_detail, owner_said, recurring, singular, time_value
 from memories.extraction.vocabulary import TOOL_WORDS
 from memories.extraction.vocabulary import CORRECTION_ATTRIBUTE, CORRECTS_CURRENT
@@ -284,7 +284,7 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
     if ctx.team and previous_subject is None and _speakers_news(text):
         # "moved from Toronto to Montréal!", "promoted to staff SRE", "signed a lease on a place in Churchill": a team's
         # chat says the speaker's news without "I"
-        predicate_read(re.sub(r"^settled in\b", "moved to", text, flags=re.I), ctx.speaker, clause, ctx, first_person=True)
+        predicate_read(_NEW_HOME.sub("moved to ", re.sub(r"^settled in\b", "moved to", text, flags=re.I)), ctx.speaker, clause, ctx, first_person=True)
         return ctx.speaker
     if previous_subject and (m := re.match(r"^(?:based|living|located)\s+in\s+(?P<place>.+)$", text, re.I)):
         place = proper_name(cut_value(m["place"]), clause)  # "I'm the backend person, based in Tbilisi"
@@ -299,12 +299,16 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
 
 
 # The speaker's own news said without "I" in a team's chat ("Moved to Four Corners this weekend!"; capitalised, not a name).
-_MOVED = re.compile(r"(?:(?:finally|just|officially)\s+)?(?:moved|relocated|settled|got promoted|promoted)\s+(?:from|to|in|into|as)\b", re.I)
+_MOVED = re.compile(r"(?:(?:finally|just|officially)\s+)?(?:moved|relocated|settled|got promoted|promoted)\s+(?:(?:out|over|back)\s+)?(?:from|to|in|into|as)\b", re.I)
 
 
 def _speakers_news(text: str) -> bool:
     """A move or promotion, or a home bought or leased (`rules.places.HOME`), said as the clause's start."""
-    return bool(_MOVED.match(text) or HOME.match(text))
+    return bool(_MOVED.match(text) or HOME.match(text) or _NEW_HOME.match(text) or re.match(HOME_TRIP, text, re.I))
+
+
+# "new place is in Meanwood" (after "moved out of Headingley at last —"): where the speaker lives now.
+_NEW_HOME = re.compile(r"^(?:(?:the|my|our)\s+)?new\s+(?:place|house|home|flat|apartment|pad)\s+is\s+(?:(?:up|out|over|down)\s+)?in\s+(?=[A-Z])", re.I)
 
 
 # Who runs a team's tools for it ("the uni", "IT", "head office", "the company"), and the switch they make.

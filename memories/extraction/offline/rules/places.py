@@ -12,7 +12,7 @@ from memories.extraction.offline.words import NOT_NAMES
 
 def rule_move(pred: Predicate, subject: str, clause: Clause, ctx: Context, confidence: float) -> bool:
     m = re.match(
-        r"^(?:moved|relocated|have moved|has moved)(?:\s+back|\s+here|\s+over|\s+all the way)?\s+"
+        r"^(?:moved|relocated|have moved|has moved)(?:\s+back|\s+here|\s+over|\s+out|\s+all the way)?\s+"
         r"(?P<rest>(?:from|to|out of|away from)\s+.+)$",
         pred.text,
         re.I,
@@ -58,6 +58,12 @@ HOME = re.compile(
     r"\s+(?:(?:out|over|down|up)\s+)?(?:in|up|on|at)\s+(?P<place>.+)$",
     re.I,
 )
+
+
+# A trip home to a town ("flying home to Bremen for my dad's 70th", "off home to Cork for Christmas", "Home to Gisborne
+# for the long weekend"): the speaker is from there.
+HOME_TRIP = (r"^(?:(?:am|is|are|was|were)\s+)?(?:(?:flying|going|heading|driving|travelling|traveling|off|back|popping|nipping|"
+             r"went|flew|drove|headed|got)\s+)?(?:back\s+)?home\s+to\s+(?P<place>(?-i:[A-Z]).+)$")
 
 
 def rule_home(pred: Predicate, subject: str, clause: Clause, ctx: Context, confidence: float) -> bool:
@@ -123,6 +129,9 @@ def rule_origin(pred: Predicate, subject: str, clause: Clause, ctx: Context, con
         (r"^(?:grew up|was raised|were raised)\s+in\s+(?P<place>.+)$", "grew_up_in"),
         (r"^(?:was|were)\s+born\s+in\s+(?P<place>.+)$", "born_in"),
         (r"^(?:graduated|have graduated)\s+from\s+(?P<place>.+)$", "graduated_from"),
+        # "flying home to Bremen for my dad's 70th", "home to Gisborne for the long weekend": the town one travels home to
+        # is where one is from (where one lives is where one comes back from)
+        (HOME_TRIP, "is_from"),
     ):
         if m := re.match(pattern, t, re.I):
             place = proper_name(cut_value(m["place"]), clause)
