@@ -420,10 +420,10 @@ RETRIEVAL_GRAPH_BUILD_MB = env_int("RETRIEVAL_GRAPH_BUILD_MB", 1024, minimum=64)
 # ef_construction 128 0.967 for about a tenth more search time; m 24 0.975 for a third more and over
 # twice the build: docs/ARCHITECTURE.md, "Recall against the exact pipeline"). Graphs built before keep theirs.
 RETRIEVAL_GRAPH_M = env_int("RETRIEVAL_GRAPH_M", 16, minimum=2)
+RETRIEVAL_GRAPH_EF_CONSTRUCTION = env_int("RETRIEVAL_GRAPH_EF_CONSTRUCTION", 128, minimum=4)
 # Searched through graphs, a window list also takes the windows around this many of the nearest turns,
 # scored exactly (retrieval/vector.py: windows_near_turns); 0: the window graphs' lists alone.
 RETRIEVAL_WINDOWS_NEAR_TURNS = env_int("RETRIEVAL_WINDOWS_NEAR_TURNS", 30, minimum=0)
-RETRIEVAL_GRAPH_EF_CONSTRUCTION = env_int("RETRIEVAL_GRAPH_EF_CONSTRUCTION", 128, minimum=4)
 # BM25 scores of what the one speaker a question names said are multiplied by 1 + this.
 RETRIEVAL_SPEAKER_BOOST = env_float("RETRIEVAL_SPEAKER_BOOST", 0.5)
 # "Caroline's kids" names the speaker Caroline for the boost above (off: only the whole word does).
