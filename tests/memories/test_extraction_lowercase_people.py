@@ -31,6 +31,17 @@ def facts(text, *, speaker="odile", people=PEOPLE):
 ])
 def test_a_speaker_named_in_lowercase_is_read_as_a_name(text, fact):
     assert fact in facts(text)
+
+
+@pytest.mark.parametrize("text, fact", [
+    ("rose reports to mark", ("Rose", "reports_to", "Mark")),
+    ("grace lives in Utrecht these days", ("Grace", "lives_in", "Utrecht")),
+])
+def test_a_speaker_whose_name_is_an_english_word_is_a_name_only_as_a_speaker(text, fact):
+    """Names no English vocabulary holds ("bastian") are names in any lowercase chat (`offline.truecase`); a name
+    that is an English word is one only because the scope's speakers include it."""
+    people = ["rose", "mark", "grace"]
+    assert fact in facts(text, people=people)
     assert fact not in facts(text, people=[])  # what the mechanism adds: without the scope's people, nothing
 
 

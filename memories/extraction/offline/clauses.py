@@ -3,6 +3,7 @@ split at conjunctions and commas that start a new subject, dates taken out of ea
 
 import re
 
+from memories.extraction.offline.truecase import unknown_words_capitalised
 from memories.extraction.offline.context import Clause, Context
 from memories.extraction.offline.dates import take_dates
 from memories.extraction.offline.rules.team import due_date, verb_base
@@ -201,6 +202,8 @@ def read_sentence(sentence: str, ctx: Context) -> None:
     # Chat typed all in lowercase ("i live in new york") gets lowercase places and organisations.
     typed_lowercase = not re.search(r"[A-Z]", re.sub(r"\bI\b", "", sentence))
     sentence = names_capitalised(sentence, ctx)  # after: whether the chat is typed in lowercase is said by what was typed
+    if typed_lowercase:  # and a word no English vocabulary holds is a name (`truecase`)
+        sentence = unknown_words_capitalised(sentence)
     pieces = [p.strip(" ,") for p in _CLAUSE_SPLIT.split(sentence) if p and p.strip(" ,")]
     clauses = []
     correcting: str | None = CORRECTS_CURRENT if _CORRECTION_MARK.match(_DISCOURSE_LEAD.sub("", sentence)) or said == "corrects" else None

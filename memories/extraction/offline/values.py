@@ -47,6 +47,18 @@ def proper_name(value: str, clause: Clause, *, name: bool = False, allow_lowerca
     return None
 
 
+def said_as_name(value: str | None, clause: Clause) -> bool:
+    """A value said as a name: capitalised, or a number ("1Password"), or any word but a small one in chat typed
+    all in lowercase ("we switched to circuit for route planning"), where no name has its capital."""
+    if not value:
+        return False
+    if value[:1].isupper():
+        return True
+    if value[:1].isdigit():  # "1Password", "3CX"; not a day ("the 25th") nor a count
+        return bool(re.match(r"\d+[a-z]", value, re.I)) and not re.match(r"\d+(?:st|nd|rd|th|am|pm|[kmh]|ft|lb|kg|km|mins?|hrs?)\b", value, re.I)
+    return clause.typed_lowercase and value.split()[0].lower() not in NOT_NAMES | NOT_PROPER | DETERMINERS
+
+
 # Small words inside a place's name ("Barton upon Humber", "Stratford-upon-Avon", "Isle of Man").
 _PLACE_JOINERS = frozenset("of upon on de la le les du des del der den am im in the and sur en y".split())
 

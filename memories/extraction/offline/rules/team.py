@@ -14,7 +14,7 @@ from functools import lru_cache
 from memories.extraction.offline.context import Clause, Context, Predicate
 from memories.extraction.offline.facts import fact_add
 from memories.extraction.offline.gazetteer import known_place
-from memories.extraction.offline.values import cut_value, job_title, plain_value, proper_name, snake_case
+from memories.extraction.offline.values import cut_value, job_title, plain_value, proper_name, said_as_name, snake_case
 from memories.extraction.offline.words import NAME, NOT_NAMES, RELATIONS
 from memories.extraction.vocabulary import (
     FUNCTION_PHRASES, FUNCTION_SYNONYMS, REPLACEMENT_ATTRIBUTE, TOOL_WORDS, canonical_attribute, function_key, tool_attribute,
@@ -125,7 +125,7 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
             and subject.casefold() != ctx.speaker.casefold() and not re.search(r"\s(?:with|by)\s", m["a"]):
         old, fn = _tool(m["a"], clause), cut_value(m["fn"] or "")
         fn = "" if fn and fn.lower() in _EVERYONE else fn  # "Trint replaced Otter for everyone"
-        if old and old[:1].isupper() and not (fn and job_title(fn, strict=True)):
+        if old and said_as_name(old, clause) and not (fn and job_title(fn, strict=True)):
             if fn and _function_ok(fn):
                 fact_add(ctx, clause, ctx.we, tool_attribute(fn), subject, obj=subject, obj_kind="organization", previous=old, confidence=confidence)
                 return True
@@ -136,7 +136,7 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
     if (m := re.match(r"^(?:was|were|is|has been|got|have been|(?:is|are|was|were)\s+being)\s+(?:replaced\s+(?:by|with)|swapped\s+(?:out\s+)?(?:for|with))\s+(?P<b>.+)$", t, re.I)) \
             and subject[:1].isupper():
         new = _tool(m["b"], clause)
-        if new and new[:1].isupper():
+        if new and said_as_name(new, clause):
             return _replaced(ctx, clause, ctx.we, subject, new, confidence)
     # "Rootly is live for paging", "Notion went live for docs": a tool named as the subject, live for a function
     if (m := re.match(r"^(?:is|are|went|has gone|have gone|has been|is now)\s+(?:now\s+)?live\s+(?:for|as)\s+(?:our\s+|the\s+)?(?P<fn>[a-z][\w\- ]{1,30}?)$", t, re.I)) \
@@ -176,12 +176,12 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
     if m := re.match(r"^(?:replaced|swapped out|swapped)\s+(?P<a>.+?)\s+(?:with|for)\s+(?P<b>.+)$"
                      r"|^(?:dropped|ditched|left|quit|abandoned|retired|moved away from|moved off|switched away from)\s+(?P<a2>.+?)\s+(?:for|in favou?r of)\s+(?P<b2>.+)$", t, re.I):
         old, new = _tool(m["a"] or m["a2"], clause), _tool(m["b"] or m["b2"], clause)
-        if old and new and old[:1].isupper() and new[:1].isupper():
+        if old and new and said_as_name(old, clause) and said_as_name(new, clause):
             return _replaced(ctx, clause, subject, old, new, confidence)
     # "we migrated from Perforce to Plastic SCM" (the team; no function said): the label's function, else the old tool's
     if subject == ctx.team and (m := re.match(r"^(?:switched|migrated|moved|changed|gone|went)\s+(?:over\s+)?from\s+(?P<a>.+?)\s+(?:over\s+)?to\s+(?P<b>.+)$", t, re.I)):
         old, new = _tool(m["a"], clause), _tool(m["b"], clause)
-        if old and new and old[:1].isupper() and new[:1].isupper():
+        if old and new and said_as_name(old, clause) and said_as_name(new, clause):
             if fn := topic_function(clause.topic, people=ctx.people):
                 fact_add(ctx, clause, subject, tool_attribute(fn), new, obj=new, obj_kind="organization", previous=old, confidence=confidence)
                 return True
@@ -189,27 +189,27 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
     # "moved the CI to Buildkite": a known function switched, the old tool not said
     if m := re.match(rf"^(?:switched|migrated|moved|changed|swapped|transitioned)\s+(?:over\s+)?{_FUNCTION}\s+(?:over\s+)?to\s+(?P<b>.+)$", t, re.I):
         new = _tool(m["b"], clause)
-        if new and new[:1].isupper() and _function_ok(m["fn"]) and known_function(m["fn"]):
+        if new and said_as_name(new, clause) and _function_ok(m["fn"]) and known_function(m["fn"]):
             fact_add(ctx, clause, subject, tool_attribute(m["fn"]), new, obj=new, obj_kind="organization", confidence=confidence)
             return True
     # "switched to Linear for tickets", "have migrated to Grafana for dashboards"
     if m := re.match(r"^(?:switched|migrated|moved|changed|gone|went)\s+(?:over\s+)?to\s+(?P<b>.+?)\s+(?:for|as)\s+(?P<fn>.+)$", t, re.I):
         new, fn = _tool(m["b"], clause), cut_value(m["fn"])
-        if new and new[:1].isupper() and _function_ok(fn):
+        if new and said_as_name(new, clause) and _function_ok(fn):
             fact_add(ctx, clause, subject, tool_attribute(fn), new, obj=new, obj_kind="organization", confidence=confidence)
             return True
     # "we switched to 1Password", "IT has switched us to Teams": the team's tool, under a label's function if one names
     # it; a tool said gone beside it makes it a switch from that one (`offline._gone_replaced`)
     if subject == ctx.we and ctx.team and (m := re.match(r"^(?:switched|migrated|changed|swapped|transitioned)\s+(?:over\s+)?to\s+(?P<b>.+)$", t, re.I)):
         new = _tool(m["b"], clause)
-        if new and (new[0].isupper() or new[0].isdigit()) and new.split()[0].lower() not in NOT_NAMES and not known_place(new) and _day(new, ctx.occurred_at) is None:
+        if new and said_as_name(new, clause) and new.split()[0].lower() not in NOT_NAMES and not known_place(new) and _day(new, ctx.occurred_at) is None:
             fn = topic_function(clause.topic, people=ctx.people)
             fact_add(ctx, clause, subject, tool_attribute(fn) if fn else "uses", new, obj=new, obj_kind="organization", confidence=confidence)
             return True
     # "uses Linear instead of Jira" (no function said): the old tool's function
     if m := re.match(r"^(?:use|uses|used|are using|is using|switched to|moved to|went with|are on|is on|am on)\s+(?P<b>.+?)\s+(?:instead of|rather than|in place of)\s+(?P<a>.+)$", t, re.I):
         old, new = _tool(m["a"], clause), _tool(m["b"], clause)
-        if old and new and old[:1].isupper() and new[:1].isupper() and not re.search(r"\s(?:for|as)\s", m["a"]):
+        if old and new and said_as_name(old, clause) and said_as_name(new, clause) and not re.search(r"\s(?:for|as)\s", m["a"]):
             return _replaced(ctx, clause, subject, old, new, confidence)
     # "moved the standup to 9:30", "pushed the launch to 2 June": a team event's time, day or place
     if (m := re.match(r"^(?:moved|pushed|shifted|rescheduled|postponed|brought forward|delayed)\s+(?P<thing>(?:the|our)\s+[\w\- ]{1,40}?)\s+(?:back\s+)?(?:to|until)\s+(?P<rest>.+)$", t, re.I)) \
@@ -240,7 +240,8 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
                      r"are going with|are sticking with|stuck with|are staying with|stayed with|standardi[sz]ed on|"
                      r"standardi[sz]ed on)\s+(?P<b>.+?)(?:\s+instead\s+of\s+(?P<a>.+?))?\s+(?:for|as our|as the|as)\s+(?P<fn>.+)$", t, re.I):
         new, fn = _tool(m["b"], clause), cut_value(m["fn"])
-        if new and _function_ok(fn):
+        if new and _function_ok(fn) and not re.match(rf"(?:next\s+|this\s+)?(?:{_WEEKDAYS}|today|tomorrow|tonight|the weekend)\b", fn, re.I):
+            # ("we're on track for friday" names no function)
             old = _tool(m["a"], clause) if m["a"] else None
             fact_add(ctx, clause, subject, tool_attribute(fn), new, obj=new, obj_kind="organization", previous=old, confidence=confidence)
             return True
@@ -251,7 +252,9 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
     if m := re.match(r"^(?:use|uses|are using|is using|adopted|am on|are on|is on)\s+(?P<b>.+)$", t, re.I) or fn and re.match(
             r"^(?:have got|have gotten|got|have|now have|are with|are now with|are going with|went with|bought|have bought)\s+(?:(?:a|an|the|our)\s+)?(?:new\s+)?(?P<b>.+)$", t, re.I):
         new = _tool(m["b"], clause)
-        if new and (new[0].isupper() or new[0].isdigit()) and new.split()[0].lower() not in NOT_NAMES and ctx.subject_kinds.get(new) != "person" \
+        # in lowercase chat "on" is said of shifts and states too ("i'm on boxing day", "we're on track"): only a capital says a tool
+        named = bool(new) and (new[:1].isupper() or new[:1].isdigit() if re.match(r"(?:am|are|is)\s+on\b", t, re.I) else said_as_name(new, clause))
+        if named and new.split()[0].lower() not in NOT_NAMES and ctx.subject_kinds.get(new) != "person" \
                 and new.split()[0].lower() not in ctx.people:
             attribute = tool_attribute(fn) if fn and subject == ctx.we else "uses"
             fact_add(ctx, clause, subject, attribute, new, obj=new, obj_kind="organization", confidence=confidence)
@@ -594,7 +597,7 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
         what = m["what"]
         if singular(what.split()[-1]).lower() in TEAM_THINGS:
             old, new = _tool(m["a"], clause), _tool(m["b"], clause)
-            if old and new and old[:1].isupper() and new[:1].isupper() and _day(new, ctx.occurred_at) is None and not time_value(new) \
+            if old and new and said_as_name(old, clause) and said_as_name(new, clause) and _day(new, ctx.occurred_at) is None and not time_value(new) \
                     and new.split()[0].lower() not in NOT_NAMES:  # "the offsite moved from Reykjavik to Tallinn": the old place said too
                 fact_add(ctx, clause, ctx.we, f"{snake_case(_thing_said(what))}_place", new, obj=new, obj_kind="place", previous=old,
                          sentence=f"The {what} is in {new}.")
@@ -606,7 +609,7 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
         if known_function(what) or not re.search(r"\bmoved\b", m[0], re.I):
             fact_add(ctx, clause, ctx.we, tool_attribute(what), new, obj=new, obj_kind="organization", previous=old)
             return True
-        if old[:1].isupper() and new[:1].isupper() and what.split()[0].lower() not in NOT_NAMES:
+        if said_as_name(old, clause) and said_as_name(new, clause) and what.split()[0].lower() not in NOT_NAMES:
             # "the EU servers moved from Frankfurt to Amsterdam": a thing of the team moved
             fact_add(ctx, clause, ctx.we, f"{snake_case(what)}_place", new, obj=new, obj_kind="place", previous=old,
                      sentence=f"The {what} is in {new}.")
@@ -616,7 +619,7 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
     if (m := re.match(r"^(?P<what>[a-z][\w\-' ]{0,40}?)\s+(?:has\s+|have\s+)?(?:changed|switched|moved|migrated|changes|switches|moves|migrates)\s+(?:over\s+)?to\s+(?P<b>.+)$", rest, re.I)) \
             and known_function(m["what"]) and singular(m["what"].split()[-1]).lower() not in TEAM_THINGS:
         new = _tool(m["b"], clause)
-        if new and new[:1].isupper() and new.split()[0].lower() not in NOT_NAMES and _day(new, ctx.occurred_at) is None and not time_value(new):
+        if new and said_as_name(new, clause) and new.split()[0].lower() not in NOT_NAMES and _day(new, ctx.occurred_at) is None and not time_value(new):
             fact_add(ctx, clause, ctx.we, tool_attribute(m["what"]), new, obj=new, obj_kind="organization")
             return True
     # "the metrics API belongs to Marguerite", "on-call is now run by Tomasz": the holder after the verb
@@ -706,7 +709,7 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
         return False
     if known_function(what) and words[-1] not in TEAM_THINGS and (on := re.match(r"^(?:on|in|at|with)\s+(?P<tool>.+)$", value, re.I)):
         tool = _tool(on["tool"], clause)  # "the wiki is on Confluence", "the web launcher code is on GitLab"
-        if tool and tool[:1].isupper() and tool.split()[0].lower() not in NOT_NAMES:
+        if tool and said_as_name(tool, clause) and tool.split()[0].lower() not in NOT_NAMES:
             fact_add(ctx, clause, ctx.we, tool_attribute(what), tool, obj=tool, obj_kind="organization")
             return True
     if event_details(thing, what, value, clause, ctx, event=recurring_said or happens):
@@ -747,7 +750,7 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
     named = proper_name(cut_value(value), clause) if value[:1].isalpha() else None  # "40,000 euros" is no name
     if named is None and (on := re.match(r"^(?:on|with|using|via)\s+(?P<tool>.+)$", value, re.I)):
         tool = _tool(on["tool"], clause)  # "the data warehouse is on Redshift for now": a platform the thing is on
-        if tool and tool[:1].isupper() and tool.split()[0].lower() not in NOT_NAMES and _day(tool, ctx.occurred_at) is None:
+        if tool and said_as_name(tool, clause) and tool.split()[0].lower() not in NOT_NAMES and _day(tool, ctx.occurred_at) is None:
             named, attribute = tool, tool_attribute(what)
     if attribute is None:
         attribute = tool_attribute(what) if named and named[:1].isupper() and (known_function(what) or not the) else canonical_attribute(thing)
