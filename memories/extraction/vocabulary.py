@@ -96,6 +96,7 @@ FUNCTION_SYNONYMS = {
     "incident": "on_call", "bug": "ticket", "bugs": "ticket", "deployment": "deploy", "deploying": "deploy",
     "orchestrator": "orchestration", "orchestrate": "orchestration", "scheduler": "orchestration",
     # a team's common nouns in their other words (issue 24): one name for the thing, asked or said
+    "books": "account", "bookkeeping": "account", "accounting": "account",
     "retreat": "offsite", "offsites": "offsite", "hq": "office", "headquarters": "office", "standups": "standup",
     "l10n": "localization", "localisation": "localization", "translation": "localization", "translations": "localization",
     "sound": "audio", "videoconferencing": "video", "videocalls": "video", "reporter": "report",

@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 
 from memories.extraction.offline.clauses import known_people, normalise, read_sentence, sentences
 from memories.extraction.offline.context import Context
+from memories.extraction.offline.switches import gone_names, switch_read
 from memories.extraction.offline.facts import MAX_FACTS, entities_of, episode_importance, facts_deduped
 from memories.extraction.offline.words import NOT_NAMES
 from memories.extraction.schemas import Extraction, ExtractedFact
@@ -58,6 +59,8 @@ def extract(*, text: str, speaker: str, occurred_at: datetime, team: str | None 
         except Exception:  # one odd sentence must not cost the rest (the raw text is kept anyway)
             log.warning("offline extractor failed on a sentence; skipped", exc_info=True)
     facts = _gone_replaced(_household(facts_deduped(ctx.facts)[:MAX_FACTS], ctx), normalise(text or ""), ctx)
+    if ctx.team and not any(f.attribute in {"uses", REPLACEMENT_ATTRIBUTE} or f.attribute.endswith(("_tool", "_place")) for f in facts):
+        facts += switch_read(normalise(text or ""), ctx, topic=ctx.label)[: MAX_FACTS - len(facts)]
     return Extraction(
         entities=entities_of(facts, ctx),
         facts=facts,
@@ -106,6 +109,8 @@ def _gone_replaced(facts: list[ExtractedFact], text: str, ctx: Context) -> list[
     So is a name said to go live beside it in a team's chat ("Zettle is live, Square is read-only
     from today"), when the statement gave that name no fact of its own."""
     gone = [name for m in _GONE.finditer(text) if (name := _named(m["old"])) and name.split()[0].lower() not in ctx.people]
+    if not gone and ctx.team:
+        gone = gone_names(text, ctx)  # in lowercase chat: "zoom is cancelled, we use teams for calls from now on"
     if len(gone) != 1:
         return facts
     facts = [_after_gone(f, gone[0], ctx) for f in facts]

@@ -7,7 +7,7 @@ from datetime import datetime, time, timedelta
 from memories.extraction.offline.context import Context
 from memories.extraction.offline.words import NUMBER_WORDS
 
-_MONTHS = (
+MONTHS = (
     "january|february|march|april|may|june|july|august|september|october|november|december|"
     "jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
 )
@@ -19,19 +19,19 @@ _UNIT = r"(?:days?|weeks?|months?|years?)"
 # but not when the episode happened; the others say both.
 _DATE_PATTERNS: list[tuple[str, re.Pattern]] = [
     # "18 to 20 April", "2-4 December 2025": how long an event lasts, not when the statement's facts began
-    ("range", re.compile(rf"\b(?:from\s+|on\s+)?\d{{1,2}}(?:st|nd|rd|th)?\s*(?:to|-|–|until|till)\s*\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTHS})\b\.?(?:,?\s+\d{{4}})?", re.I)),
+    ("range", re.compile(rf"\b(?:from\s+|on\s+)?\d{{1,2}}(?:st|nd|rd|th)?\s*(?:to|-|–|until|till)\s*\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{MONTHS})\b\.?(?:,?\s+\d{{4}})?", re.I)),
     ("iso", re.compile(r"\b(?:on\s+|since\s+|in\s+)?(\d{4}-\d{2}-\d{2})\b", re.I)),
     (
         "dmy",
         re.compile(
-            rf"\b(?:(since|from)\s+|on\s+|in\s+)?(?:the\s+)?(\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTHS})\.?,?\s+\d{{4}})\b",
+            rf"\b(?:(since|from)\s+|on\s+|in\s+)?(?:the\s+)?(\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{MONTHS})\.?,?\s+\d{{4}})\b",
             re.I,
         ),
     ),
-    ("mdy", re.compile(rf"\b(?:(since|from)\s+|on\s+|in\s+)?((?:{_MONTHS})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}})\b", re.I)),
+    ("mdy", re.compile(rf"\b(?:(since|from)\s+|on\s+|in\s+)?((?:{MONTHS})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}})\b", re.I)),
     (
         "month_year",
-        re.compile(rf"\b(?:(since|from)\s+|(?:back\s+)?in\s+|during\s+)?((?:early|late|mid-?)\s*)?((?:{_MONTHS})\.?,?\s+(?:of\s+)?\d{{4}})\b", re.I),
+        re.compile(rf"\b(?:(since|from)\s+|(?:back\s+)?in\s+|during\s+)?((?:early|late|mid-?)\s*)?((?:{MONTHS})\.?,?\s+(?:of\s+)?\d{{4}})\b", re.I),
     ),
     ("year", re.compile(r"\b(since|from|(?:back\s+)?in|during)\s+((?:19|20)\d{2})\b", re.I)),
     ("ago", re.compile(rf"\b({_NUM}\s+{_UNIT}\s+ago)\b", re.I)),
@@ -39,7 +39,7 @@ _DATE_PATTERNS: list[tuple[str, re.Pattern]] = [
     ("last_unit", re.compile(r"\b(?:(?:as of|from|starting)\s+)?(last|this|past)\s+(week|weekend|month|year|night|morning|evening|afternoon)\b", re.I)),
     ("season", re.compile(r"\b(last|this|in the)\s+(summer|winter|spring|fall|autumn)\b", re.I)),
     ("weekday", re.compile(rf"\b(?:(last|this|on|as of|from|starting|since)\s+)({_WEEKDAYS})\b(?!\s+(?:mornings|afternoons|evenings|nights)\b)", re.I)),
-    ("month", re.compile(rf"\b(?:(since|from|as of|starting(?: in)?|effective)\s+|(?:back\s+)?in\s+|last\s+)(?:early\s+|late\s+|mid-?\s*)?({_MONTHS})\b(?!\s+\d)", re.I)),
+    ("month", re.compile(rf"\b(?:(since|from|as of|starting(?: in)?|effective)\s+|(?:back\s+)?in\s+|last\s+)(?:early\s+|late\s+|mid-?\s*)?({MONTHS})\b(?!\s+\d)", re.I)),
     ("day", re.compile(r"\b(?:(?:as of|from|starting)\s+)?(yesterday|today|tonight|the other day|earlier today)\b", re.I)),
 ]
 
@@ -122,7 +122,7 @@ def _resolve(kind: str, match: re.Match, ctx: Context, present_perfect: bool) ->
         back = (today.weekday() - weekday) % 7 or 7
         return _midnight(today - timedelta(days=back), ctx), True
     if kind == "month":
-        month = _month_number(groups[1])
+        month = month_number(groups[1])
         start = today.replace(month=month, day=1)
         if groups[0] and groups[0].lower().split()[0] in {"from", "as", "starting", "effective"}:
             # "as of April I report to Ruben", said on 30 March: the nearest April (here, days away)
@@ -138,7 +138,7 @@ def _resolve(kind: str, match: re.Match, ctx: Context, present_perfect: bool) ->
     return None, False
 
 
-def _month_number(name: str) -> int:
+def month_number(name: str) -> int:
     key = name.lower().rstrip(".")[:3]
     return ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"].index(key) + 1
 
@@ -148,7 +148,7 @@ def _parse(phrase: str, ctx: Context) -> datetime | None:
 
     base = ctx.occurred_at.astimezone(ctx.tz).replace(tzinfo=None)
     settings = {"RELATIVE_BASE": base, "PREFER_DATES_FROM": "past", "RETURN_AS_TIMEZONE_AWARE": False}
-    if re.search(_MONTHS, phrase, re.I) and not re.search(r"\b\d{1,2}(?:st|nd|rd|th)?\b(?!\d)", re.sub(r"\d{4}", "", phrase)):
+    if re.search(MONTHS, phrase, re.I) and not re.search(r"\b\d{1,2}(?:st|nd|rd|th)?\b(?!\d)", re.sub(r"\d{4}", "", phrase)):
         settings["PREFER_DAY_OF_MONTH"] = "first"  # "March 2024" is the 1st of March
     parsed = dateparser.parse(phrase, languages=["en"], settings=settings)
     return _midnight(parsed.date(), ctx) if parsed else None

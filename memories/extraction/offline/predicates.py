@@ -72,7 +72,7 @@ def _prepare(text: str, *, first_person: bool) -> Predicate | None:
 
 
 # Any word of time or of intention in a clause: a month, a weekday, a season, a number, "week", "next", "soon", "plan".
-_TIME_OR_WISH = re.compile(
+TIME_OR_WISH = re.compile(
     r"\d|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|"
     r"\b(?:spring|summer|autumn|fall|winter|week|weekend|month|year|quarter|term|semester|today|tonight|tomorrow|"
     r"next|soon|later|upcoming|eventually|coming|after|once|before|until|by|plan|planning|planned|hope|hoping|thinking|"
@@ -89,7 +89,7 @@ def progressive_done(pred: Predicate, clause: Clause, ctx: Context) -> None:
     # Not one said with any time ("… on 1 November", "… over the summer", "… next week") or as a wish ("… soon",
     # "planning on …"): that stays a plan until its time has come.
     named_both = (m is not None and clause.valid_from is None and re.search(r"\bfrom\s+\S.*\bto\s+\S", pred.text[m.end():], re.I)
-                  and not _TIME_OR_WISH.search(clause.text))
+                  and not TIME_OR_WISH.search(clause.text))
     if m and (named_both or clause.valid_from is not None and clause.valid_from <= ctx.occurred_at):
         pred.text = {"moving": "moved", "switching": "switched", "migrating": "migrated", "changing": "changed"}[m["verb"].lower()] + pred.text[m.end():]
 

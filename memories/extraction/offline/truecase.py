@@ -35,7 +35,7 @@ _MODERN = frozenset(
     "deadline deadlines app apps dataset datasets database databases server servers cloud download downloads upload uploads "
     "texted emailed googled zoomed dm dms dmed pdf pdfs url urls usb hdmi sim wi-fi broadband router routers modem ethernet "
     "carpark carparks aircon heatpump heatwave lockdown covid vax minibus ebike ebikes scooter scooters satnav parkrun "
-    "vlog blog blogs blogger newsletter newsletters webinar webinars screenshot screenshots printout printouts".split()
+    "async vlog blog blogs blogger newsletter newsletters webinar webinars screenshot screenshots printout printouts".split()
 )
 _WORD = re.compile(r"(?<![\w@#/.\-'])([a-z][a-z]{2,})(?=(?:'[a-z]{1,2})?(?![\w@/\-]|\.\w))")
 
@@ -60,7 +60,7 @@ def _vocabulary() -> frozenset[str]:
 def _stems(word: str):
     yield word
     for suffix, back in (("s", ""), ("es", ""), ("ed", ""), ("ed", "e"), ("d", ""), ("ing", ""), ("ing", "e"), ("ies", "y"),
-                         ("ied", "y"), ("ly", ""), ("er", ""), ("ers", ""), ("est", ""), ("y", ""), ("ish", ""), ("ness", ""),
+                         ("ied", "y"), ("er", ""), ("ers", ""), ("est", ""), ("y", ""), ("ish", ""), ("ness", ""),
                          ("ment", ""), ("ful", ""), ("less", ""), ("able", ""), ("n't", "")):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             stem = word[: len(word) - len(suffix)] + back

@@ -300,7 +300,7 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
 _NOT_TOOL_VERBS = set(
     "is are was were be been am live lives lived stay stayed went go goes travel travelled traveled arrived moved "
     "had have has got get left met meet celebrated celebrate ate eat landed flew fly won win lost spent spend "
-    "talked talk agreed decided voted switched migrated changed replaced started joined".split()
+    "talked talk agreed decided voted switched migrated changed replaced started joined going gone coming come came sticking stuck staying".split()
 )
 
 
