@@ -676,7 +676,7 @@ def _current_quoted(sentence: str, *, span: str, scope: Scope | None, gone: set[
         phrase = match[0].strip(" .,'")
         if phrase and (normalize_name(phrase) in gone or (not past and match.start() > 0 and phrase[:1].isalpha() and _only_past(scope, phrase))):
             cuts.append((match.start(), match.start() + len(match[0].rstrip(" .,'"))))
-    for value in gone:
+    for value in gone | (set() if past else _past_values_in(sentence, scope)):
         cuts += [m.span() for m in re.finditer(rf"(?<![\w]){re.escape(value)}(?![\w])", sentence, re.I)]
     out, end = [], 0
     for start, stop in sorted(cuts):
@@ -777,6 +777,20 @@ def _answering_span(question: str, sentence: str, item: RecallItem, *, scope: Sc
     if found:
         return min(found, key=lambda f: f[0])[1]
     return ""
+
+
+def _past_values_in(sentence: str, scope: Scope | None) -> set[str]:
+    """The values of up to three words `sentence` says, in any case, that the scope holds only as no longer true
+    ("ditched lightning labels — inland label does all our can labels now": lightning labels, superseded)."""
+    words = normalize_name(sentence).split()
+    said = {" ".join(words[i:i + n]) for n in (1, 2, 3) for i in range(len(words) - n + 1)}
+    if scope is None or not said:
+        return set()
+    rows = Fact.objects.in_scope(scope).filter(value_normalized__in=said, object_entity__isnull=False).values_list("value_normalized", "status")
+    held: dict[str, set[str]] = {}
+    for value, status in rows[:500]:
+        held.setdefault(value, set()).add(status)
+    return {value for value, statuses in held.items() if FactStatus.ACTIVE not in statuses}
 
 
 def _only_past(scope: Scope | None, value: str) -> bool:

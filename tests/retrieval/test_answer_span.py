@@ -8,7 +8,7 @@ import pytest
 
 from memories.models import Fact, FactStatus
 from memories.services.ingest import remember
-from retrieval.answer import answer
+from retrieval.answer import _current_quoted, answer
 
 pytestmark = pytest.mark.django_db
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
@@ -62,3 +62,14 @@ def test_a_value_held_only_by_superseded_facts_is_not_offered_as_current(say):
     say("tomasz", "Heads up: Travis and the nightly builds are pinned in the wiki.", "2025-03-02")
     reply = lines(say, "What are the nightly builds pinned in?")
     assert reply[0] != "Travis"
+
+
+def test_a_value_typed_in_lowercase_and_held_only_as_superseded_is_elided_from_the_quote(say):
+    say("maya", "We use Lightning Labels for can labels.", "2025-01-02")
+    say("wren", "ditched lightning labels — inland label does all our can labels now", "2025-04-01")
+    chain = Fact.objects.in_scope(say.cast.scope_a).filter(attribute="can_label_tool").order_by("id")
+    assert [(f.value, f.status) for f in chain] == [("Lightning Labels", FactStatus.SUPERSEDED), ("Inland Label", FactStatus.ACTIVE)]
+    sentence = "ditched lightning labels — inland label does all our can labels now"
+    assert _current_quoted(sentence, span="Inland Label", scope=say.cast.scope_a, gone=set()) == \
+        "ditched … — inland label does all our can labels now"
+    assert _current_quoted(sentence, span="Inland Label", scope=say.cast.scope_a, gone=set(), past=True) == sentence
