@@ -220,7 +220,7 @@ def read_sentence(sentence: str, ctx: Context) -> None:
         if not piece or len(piece) > MAX_CLAUSE_CHARS:
             continue
         clause = Clause(text=team_said_as_we(piece, ctx), typed_lowercase=typed_lowercase, topic=topic or None)
-        correction_taken(clause)
+        correction_taken(clause, correcting=correcting is not None)
         if correcting and not clause.corrects:
             clause.corrects = correcting
         if due_date(clause.text, clause, ctx):  # "the launch is on 12 May": the date is the value

@@ -14,9 +14,17 @@ from memories.extraction.offline.values import cut_value, job_title, plain_value
 from memories.extraction.offline.words import NAME, NOT_NAMES, PET_RE, PETS, PREDICATE_VERBS, RELATION_RE, RELATIONS
 
 
-def correction_taken(clause: Clause) -> None:
+def correction_taken(clause: Clause, *, correcting: bool = False) -> None:
     """"… Munich, not Berlin", "… at 10:00, not 9:30": a correction of the value said before,
-    noted on the clause (`corrects`) and cut from its text."""
+    noted on the clause (`corrects`) and cut from its text. Chat leaves the comma out ("it's mosaic not citra",
+    "MARCUS not martin"): read so when the clause says "it's" or the sentence is a correction (`correcting`)."""
+    if (correcting or re.match(r"(?:it|that)(?:'s|\s+is|\s+was)\s", clause.text, re.I)) and (m := re.search(
+            r"^(?P<head>(?:(?:it|that)(?:'s|\s+is|\s+was)\s+(?:actually\s+)?)?(?:[\w'&.\-]+\s+){0,5}?[\w'&.\-]+)\s+not\s+(?:in\s+|at\s+|on\s+)?"
+            r"(?P<wrong>(?!(?:a|an|the|sure|ready|yet|now|really|quite|so|too|very|just|that|this|me|us|you|him|her|them|it)\b)[^,]{1,40})$", clause.text, re.I)):
+        wrong = time_value(m["wrong"]) or cut_value(m["wrong"]) or m["wrong"].strip(" .")
+        if wrong and wrong.lower() not in {"me", "i", "myself", "us", "mine"}:
+            clause.corrects, clause.text = wrong, m["head"].strip()
+            return
     if m := re.search(r"(?:,\s*(?:and\s+)?not|\s+rather than)\s+(?:in\s+|at\s+|on\s+)?(?P<wrong>(?:[^,]|,(?=\d{3})){1,60})$", clause.text, re.I):
         wrong = time_value(m["wrong"]) or (m["wrong"].strip(" .") if re.fullmatch(r"[$€£]?[\d,.]+", m["wrong"].strip(" ."))
                                            else cut_value(m["wrong"])) or m["wrong"].strip(" .")
