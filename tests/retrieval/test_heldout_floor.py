@@ -132,6 +132,13 @@ written blind for stop 40 and judged its change without being studied: names in 
 English vocabulary holds is a name; a switch's value in lowercase chat is a name whatever word it is): heldout-u 93 → 95
 with the local model, 77 → 79 here; heldout-v 86 → 88 and 76 → 79 (their floors); heldout-s 94 → 97 (its floor);
 heldout-t, totals only (its fourth use): 114 → 111 with the local model, 106 → 104 here (its floor lowered for it).
+Stop 41 (switches said in chat's own shape, read from the whole statement, `offline/switches.py`; quotes that elide a
+value held only as no longer true in any case; corrections without their comma): heldout-w.yaml (a climbing co-op's staff
+chat, 230 questions) was written blind for it and committed before its first run: 102 → 106 with the local model, 91 → 94
+here (its floor); heldout-u 95 → 100 and 79 → 86, heldout-v 88 → 88 and 79 → 82, heldout-t 111 → 114 and 104 → 105 (their
+floors, totals only); the development sets here heldout-e 156 → 162, heldout-f 109 → 112, heldout-g 119 → 122, heldout-h
+119 → 121, heldout-i 129 → 130, heldout-j 112 → 114, heldout-k 114 → 120, heldout-l 108 → 109, heldout-n 77 → 81,
+heldout-p 107 → 109, heldout-r 110 → 115, heldout-s 97 → 105 (the floors below), the others unchanged.
 Through recorded model replies: not done (no model is reachable here to record replies for these
 suites' statements)."""
 
@@ -147,16 +154,16 @@ TARGET = 0.90  # the issue's; not reached offline
 
 
 @pytest.mark.parametrize("suite, right, questions", [("heldout-a.yaml", 144, 174), ("heldout-b.yaml", 68, 68), ("heldout-c.yaml", 157, 167),
-                                                        ("heldout-d.yaml", 162, 236), ("heldout-e.yaml", 156, 254),
-                                                        ("heldout-f.yaml", 109, 191), ("heldout-g.yaml", 119, 190),
-                                                        ("heldout-h.yaml", 119, 191), ("heldout-i.yaml", 129, 220), ("heldout-j.yaml", 112, 222),
-                                                        ("heldout-k.yaml", 114, 232),
-                                                        ("heldout-l.yaml", 108, 230), ("heldout-m.yaml", 114, 230),
-                                                        ("heldout-n.yaml", 77, 230), ("heldout-o.yaml", 119, 230),
-                                                        ("heldout-p.yaml", 107, 230), ("heldout-q.yaml", 116, 230),
-                                                        ("heldout-r.yaml", 110, 230), ("heldout-s.yaml", 97, 230),
-                                                        ("heldout-t.yaml", 104, 230), ("heldout-u.yaml", 79, 230),
-                                                        ("heldout-v.yaml", 79, 230)])
+                                                        ("heldout-d.yaml", 162, 236), ("heldout-e.yaml", 162, 254),
+                                                        ("heldout-f.yaml", 112, 191), ("heldout-g.yaml", 122, 190),
+                                                        ("heldout-h.yaml", 121, 191), ("heldout-i.yaml", 130, 220), ("heldout-j.yaml", 114, 222),
+                                                        ("heldout-k.yaml", 120, 232),
+                                                        ("heldout-l.yaml", 109, 230), ("heldout-m.yaml", 114, 230),
+                                                        ("heldout-n.yaml", 81, 230), ("heldout-o.yaml", 119, 230),
+                                                        ("heldout-p.yaml", 109, 230), ("heldout-q.yaml", 116, 230),
+                                                        ("heldout-r.yaml", 115, 230), ("heldout-s.yaml", 105, 230),
+                                                        ("heldout-t.yaml", 105, 230), ("heldout-u.yaml", 86, 230),
+                                                        ("heldout-v.yaml", 82, 230), ("heldout-w.yaml", 94, 230)])
 def test_the_held_out_suites_answer_at_their_floor_offline(cast, suite, right, questions):
     report = run_scenarios(owner=cast.owner, path=SCENARIOS / suite)
     assert report["provider"] == "offline" and report["failed_extractions"] == 0 and report["questions"] == questions
