@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 
 from memories.extraction.offline.clauses import known_people, normalise, read_sentence, sentences
 from memories.extraction.offline.context import Context
+from memories.extraction.offline.moves import place_read
 from memories.extraction.offline.switches import gone_names, switch_read
 from memories.extraction.offline.facts import MAX_FACTS, entities_of, episode_importance, facts_deduped
 from memories.extraction.offline.words import NOT_NAMES
@@ -61,6 +62,9 @@ def extract(*, text: str, speaker: str, occurred_at: datetime, team: str | None 
     facts = _gone_replaced(_household(facts_deduped(ctx.facts)[:MAX_FACTS], ctx), normalise(text or ""), ctx)
     if ctx.team and not any(f.attribute in {"uses", REPLACEMENT_ATTRIBUTE} or f.attribute.endswith(("_tool", "_place")) for f in facts):
         facts += switch_read(normalise(text or ""), ctx, topic=ctx.label)[: MAX_FACTS - len(facts)]
+    if ctx.team and not any(f.attribute in {"uses", REPLACEMENT_ATTRIBUTE, "lives_in", "lived_in", "works_at"} or f.attribute.endswith(("_tool", "_place"))
+                            for f in facts):
+        facts += place_read(normalise(text or ""), ctx)[: MAX_FACTS - len(facts)]
     return Extraction(
         entities=entities_of(facts, ctx),
         facts=facts,

@@ -26,7 +26,7 @@ from memories.extraction.offline.context import Context
 from memories.extraction.offline.dates import MONTHS, month_number, take_dates
 from memories.extraction.offline.gazetteer import known_place
 from memories.extraction.offline.predicates import TIME_OR_WISH
-from memories.extraction.offline.rules.team import _function_ok, known_function, topic_function
+from memories.extraction.offline.rules.team import function_ok, known_function, topic_function
 from memories.extraction.offline.truecase import english
 from memories.extraction.offline.words import NOT_NAMES, RELATIONS
 from memories.extraction.schemas import ExtractedFact
@@ -212,7 +212,7 @@ def _function(text: str, new: str, names: set[str], ctx: Context, topic: str | N
                  and (known_function(w) or english(w.lower()) or not (w != w.lower() or unknown_named and w.isalpha()))]
         words = [w.lower() for w in words]
         fn = " ".join(words)
-        if not words or not _function_ok(fn) or any(w in _NOT_A_NAME or w in ctx.people or w in _FN_STOP or w in RELATIONS for w in words):
+        if not words or not function_ok(fn) or any(w in _NOT_A_NAME or w in ctx.people or w in _FN_STOP or w in RELATIONS for w in words):
             return None
         if fn.casefold() in names or words[-1] in _EVENTS or not function_key(fn) or (len(words) == 1 and words[0] in _NO_FUNCTIONS):
             return None

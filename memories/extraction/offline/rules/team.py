@@ -47,7 +47,7 @@ def _owner(fn: str, subject: str, ctx: Context) -> str:
 _EVERYONE = frozenset("everyone everybody us you them me staff".split())
 
 
-def _function_ok(fn: str) -> bool:
+def function_ok(fn: str) -> bool:
     words = fn.lower().split()
     if words[:1] == ["my"]:  # "I switched my editor from Vim to VS Code" (but not "my family")
         words = words[1:]
@@ -104,7 +104,7 @@ def topic_function(topic: str | None, *, people: dict[str, str] | None = None) -
     if not 1 <= len(words) <= 3 or not all(re.fullmatch(r"(?:[A-Za-z][a-z\-]+|[A-Z]{2,5})", w) for w in words):
         return None  # "Ekos 2.0", "Maya's corner", a sentence
     lowered = {w.lower() for w in words}
-    if lowered & (_GENERIC_LABELS | _PEOPLE_NOUNS) or singular(words[-1]).lower() in TEAM_THINGS or words[-1].lower() in _NOT_A_FUNCTION:
+    if lowered & (_GENERIC_LABELS | PEOPLE_NOUNS) or singular(words[-1]).lower() in TEAM_THINGS or words[-1].lower() in _NOT_A_FUNCTION:
         return None
     if len(words) == 1 and (words[0].lower() in (people or {}) or (words[0][:1].isupper() and words[0][1:].islower() and people is None)):
         return None  # "Kofi: we moved from Zoom to Teams" speaks to Kofi
@@ -126,7 +126,7 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
         old, fn = _tool(m["a"], clause), cut_value(m["fn"] or "")
         fn = "" if fn and fn.lower() in _EVERYONE else fn  # "Trint replaced Otter for everyone"
         if old and said_as_name(old, clause) and not (fn and job_title(fn, strict=True)):
-            if fn and _function_ok(fn):
+            if fn and function_ok(fn):
                 fact_add(ctx, clause, ctx.we, tool_attribute(fn), subject, obj=subject, obj_kind="organization", previous=old, confidence=confidence)
                 return True
             if not fn:
@@ -146,7 +146,7 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
     # "switched the billing service from Stripe to Adyen", "migrated CI from Jenkins to GitHub Actions"
     if m := re.match(rf"^(?:switched|migrated|moved|changed|swapped|transitioned)\s+(?:over\s+)?{_FUNCTION}\s+from\s+(?P<a>.+?)\s+(?:to|over to)\s+(?P<b>.+)$", t, re.I):
         old, new = _tool(m["a"], clause), _tool(m["b"], clause)
-        if old and new and _function_ok(m["fn"]):
+        if old and new and function_ok(m["fn"]):
             owner = _owner(m["fn"], subject, ctx)
             thing = re.sub(r"^(?:the|our|my)\s+", "", m["fn"].strip(), flags=re.I)
             if not known_function(thing) and (singular(thing.split()[-1]).lower() in TEAM_THINGS - {"repo", "repository"} or known_place(new)):
@@ -159,7 +159,7 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
     # "moved chat off Discord and onto Microsoft Teams"
     if m := re.match(rf"^(?:switched|migrated|moved|changed|taken|took)\s+{_FUNCTION}\s+(?:off|away from)\s+(?P<a>.+?)\s+(?:and\s+)?(?:on|over\s+)?to\s+(?P<b>.+)$", t, re.I):
         old, new = _tool(m["a"], clause), _tool(m["b"], clause)
-        if old and new and _function_ok(m["fn"]):
+        if old and new and function_ok(m["fn"]):
             fact_add(ctx, clause, subject, tool_attribute(m["fn"]), new, obj=new, obj_kind="organization", previous=old, confidence=confidence)
             return True
     # "switched from Linear to Jira for tickets", "replaced PagerDuty with Opsgenie for on-call": the function said
@@ -168,7 +168,7 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
         r"^(?:replaced|swapped)\s+(?P<a>.+?)\s+(?:with|for)\s+(?P<b>.+?)\s+(?:for|as|on)\s+(?P<fn>.+)$", t, re.I
     ):
         old, new = _tool(m["a"], clause), _tool(m["b"], clause)
-        if old and new and _function_ok(cut_value(m["fn"])):
+        if old and new and function_ok(cut_value(m["fn"])):
             fact_add(ctx, clause, subject, tool_attribute(cut_value(m["fn"])), new, obj=new, obj_kind="organization", previous=old,
                      confidence=confidence)
             return True
@@ -189,13 +189,13 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
     # "moved the CI to Buildkite": a known function switched, the old tool not said
     if m := re.match(rf"^(?:switched|migrated|moved|changed|swapped|transitioned)\s+(?:over\s+)?{_FUNCTION}\s+(?:over\s+)?to\s+(?P<b>.+)$", t, re.I):
         new = _tool(m["b"], clause)
-        if new and said_as_name(new, clause) and _function_ok(m["fn"]) and known_function(m["fn"]):
+        if new and said_as_name(new, clause) and function_ok(m["fn"]) and known_function(m["fn"]):
             fact_add(ctx, clause, subject, tool_attribute(m["fn"]), new, obj=new, obj_kind="organization", confidence=confidence)
             return True
     # "switched to Linear for tickets", "have migrated to Grafana for dashboards"
     if m := re.match(r"^(?:switched|migrated|moved|changed|gone|went)\s+(?:over\s+)?to\s+(?P<b>.+?)\s+(?:for|as)\s+(?P<fn>.+)$", t, re.I):
         new, fn = _tool(m["b"], clause), cut_value(m["fn"])
-        if new and said_as_name(new, clause) and _function_ok(fn):
+        if new and said_as_name(new, clause) and function_ok(fn):
             fact_add(ctx, clause, subject, tool_attribute(fn), new, obj=new, obj_kind="organization", confidence=confidence)
             return True
     # "we switched to 1Password", "IT has switched us to Teams": the team's tool, under a label's function if one names
@@ -240,7 +240,7 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
                      r"are going with|are sticking with|stuck with|are staying with|stayed with|standardi[sz]ed on|"
                      r"standardi[sz]ed on)\s+(?P<b>.+?)(?:\s+instead\s+of\s+(?P<a>.+?))?\s+(?:for|as our|as the|as)\s+(?P<fn>.+)$", t, re.I):
         new, fn = _tool(m["b"], clause), cut_value(m["fn"])
-        if new and _function_ok(fn) and not re.match(rf"(?:next\s+|this\s+)?(?:{_WEEKDAYS}|today|tomorrow|tonight|the weekend)\b", fn, re.I):
+        if new and function_ok(fn) and not re.match(rf"(?:next\s+|this\s+)?(?:{_WEEKDAYS}|today|tomorrow|tonight|the weekend)\b", fn, re.I):
             # ("we're on track for friday" names no function)
             old = _tool(m["a"], clause) if m["a"] else None
             fact_add(ctx, clause, subject, tool_attribute(fn), new, obj=new, obj_kind="organization", previous=old, confidence=confidence)
@@ -342,7 +342,7 @@ def _tool_by_verb(t: str, subject: str, clause: Clause, ctx: Context, confidence
     obj = (m["obj"] or "").strip()
     if m["prep"].lower() in {"in", "into", "to"} and (not obj or obj.lower().split()[-1].rstrip("s") in TEAM_THINGS):
         return False
-    if obj and (obj.split()[0].lower() in {"a", "an", "it", "them", "this", "that", "there", "here", "back", "up", "out"} or not _function_ok(obj)):
+    if obj and (obj.split()[0].lower() in {"a", "an", "it", "them", "this", "that", "there", "here", "back", "up", "out"} or not function_ok(obj)):
         return False
     tool = _tool(m["tool"], clause)
     if not tool or not tool[:1].isupper() or tool.split()[0].lower() in NOT_NAMES or re.match(r"^\d", tool):
@@ -548,7 +548,7 @@ def _strong_value(value: str) -> bool:
 
 
 # Nouns for people, whose "X live in / come from Y" is a home or an origin, never a tool.
-_PEOPLE_NOUNS = frozenset("kids children family parents friends folks people everyone everybody guys lads girls boys crew team staff "
+PEOPLE_NOUNS = frozenset("kids children family parents friends folks people everyone everybody guys lads girls boys crew team staff "
                           "colleagues neighbours neighbors relatives cousins grandparents".split()) | frozenset(RELATIONS)
 
 
@@ -566,7 +566,7 @@ def _kept_thing(what: str, value: str, clause: Clause, ctx: Context) -> bool:
                and (len(words) >= 2 or (words[0].endswith("s") and not words[0].endswith("ss"))))
     tool = cut_value(value.strip())
     return (not clause.typed_lowercase and (said_lowercase or opening) and all(w[:1].islower() for w in words)
-            and not set(w.lower() for w in words) & _PEOPLE_NOUNS
+            and not set(w.lower() for w in words) & PEOPLE_NOUNS
             and bool(re.match(r"(?:the\s+)?(?-i:[A-Z])", value.strip())) and not (tool and known_place(tool)))
 
 
