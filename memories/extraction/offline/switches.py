@@ -253,9 +253,9 @@ def _function(text: str, new: str, names: set[str], ctx: Context, topic: str | N
     return None
 
 
-def _said_as_name(name: str, text: str) -> bool:
-    """Whether the statement says `name` as a name: with a capital, a digit or a dot ("smile.io"), or a word no English
-    vocabulary holds ("mailchimp"); "square" and "five star" are read as names only where a function says what they are."""
+def _typed_as_name(name: str, text: str) -> bool:
+    """Whether the whole message, as typed, says `name` as a name (`values.said_as_name` asks it of one clause's value):
+    with a capital, a digit or a dot ("smile.io"), or a word no English vocabulary holds ("mailchimp"); "square" and "five star" are read as names only where a function says what they are."""
     m = re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text, re.I)
     said = m.group(0) if m else name
     return any(c.isupper() for c in said) or bool(re.search(r"\d|\.\w", said)) or any(not english(w) for w in said.lower().split() if w.isalpha())
@@ -294,19 +294,29 @@ _NOT_SO = re.compile(r"\b(?:looked at|looking at|thinking (?:about|of)|consideri
                      r"idea|if we|want to|would|wish|hope|not switching|not moving|aren't|won't|not going)\b", re.I)
 
 
+# Emoji, which chat puts between a name and what is said of it ("bye BSG 👋").
+_EMOJI = re.compile(r"[\U0001F000-\U0001FAFF\u2600-\u27BF]")
+
+
+def _gone(text: str, ctx: Context) -> list[str]:
+    """The names a statement (without its emoji) says are gone: "bye dropbox", "quickbooks is cancelled", and after "no
+    more" only a name ("no more slack"; not "no more paper claim forms")."""
+    return _names(_GONE_AFTER, text, ctx, backwards=False) + _names(_GONE_BEFORE, text, ctx, backwards=True) + \
+        [name for name in _names(_NO_MORE, text, ctx, backwards=False) if _typed_as_name(name, text) or " " not in name]
+
+
 def gone_names(text: str, ctx: Context) -> list[str]:
     """The names a statement says are gone, in chat's shape ("bye dropbox", "quickbooks is cancelled")."""
-    text = re.sub(r"[\U0001F000-\U0001FAFF\u2600-\u27BF]", " ", text)
-    gone = _names(_GONE_AFTER, text, ctx, backwards=False) + _names(_GONE_BEFORE, text, ctx, backwards=True) + _names(_NO_MORE, text, ctx, backwards=False)
-    return [name for name in dict.fromkeys(gone) if _said_as_name(name, text) or " " not in name]  # not "no more paper claim forms"
+    text = _EMOJI.sub(" ", text)
+    return [name for name in dict.fromkeys(_gone(text, ctx)) if _typed_as_name(name, text) or " " not in name]
 
 
 def switch_read(text: str, ctx: Context, *, topic: str | None = None) -> list[ExtractedFact]:
     """The switch a team's chat statement says in its own shape, as facts (none when it says no single one)."""
     if not ctx.team or _NOT_SO.search(text):
         return []
-    text = re.sub(r"[\U0001F000-\U0001FAFF\u2600-\u27BF]", " ", text)
-    if (m := _FOR_PAIR.search(text)) and (new := _name(m["name"], ctx)) and _said_as_name(new, text) and (old := _name(m["old"], ctx, whole=True)):
+    text = _EMOJI.sub(" ", text)
+    if (m := _FOR_PAIR.search(text)) and (new := _name(m["name"], ctx)) and _typed_as_name(new, text) and (old := _name(m["old"], ctx, whole=True)):
         olds, news = [old], [new]
     elif m := _FROM_TO.search(text):
         if re.match(r"(?:my|his|her|their|your)\b", m["fn"].strip(), re.I):
@@ -318,11 +328,10 @@ def switch_read(text: str, ctx: Context, *, topic: str | None = None) -> list[Ex
         new = _name(m["name"], ctx, described=bool(re.search(r"\b(?:the|our)\s+$", text[:m.start("name")], re.I)))
         olds, news = ([old] if old else []), ([new] if new else [])
     else:
-        olds = _names(_GONE_AFTER, text, ctx, backwards=False) + _names(_GONE_BEFORE, text, ctx, backwards=True) + \
-            [name for name in _names(_NO_MORE, text, ctx, backwards=False) if _said_as_name(name, text) or " " not in name]
+        olds = _gone(text, ctx)
         news = _names(_NEW_AFTER, text, ctx, backwards=False) + _names(_NEW_BEFORE, text, ctx, backwards=True)
     if re.search(r"\b[A-Z][a-z]", text):  # a text typed with capitals names its tools with them ("We switched to circuit …" names none)
-        olds, news = [n for n in olds if _said_as_name(n, text)], [n for n in news if _said_as_name(n, text)]
+        olds, news = [n for n in olds if _typed_as_name(n, text)], [n for n in news if _typed_as_name(n, text)]
     olds = list(dict.fromkeys(olds))
     news = [n for n in dict.fromkeys(news) if n.casefold() not in {o.casefold() for o in olds}]
     if len(news) != 1 or len(olds) > 1:
@@ -335,9 +344,9 @@ def switch_read(text: str, ctx: Context, *, topic: str | None = None) -> list[Ex
     if _UNDER_WAY.search(text) and (when > ctx.occurred_at if when else TIME_OR_WISH.search(text)):
         return []  # "paging is moving from pagerduty to rootly on 1 july", said in june: a plan until its time has come (as `progressive_done`)
     fn = _function(text, new, {new.casefold(), (old or "").casefold()}, ctx, topic, said=said_fn)
-    if not fn and not (_said_as_name(new, text) or (old and _said_as_name(old, text))):
+    if not fn and not (_typed_as_name(new, text) or (old and _typed_as_name(old, text))):
         return []  # "no more meetings, we're going with async updates": no name and no function
-    if not _SWITCHED.search(text) and re.search(r"\bmov(?:e|es|ed|ing)\b", text, re.I) and not _said_as_name(new, text):
+    if not _SWITCHED.search(text) and re.search(r"\bmov(?:e|es|ed|ing)\b", text, re.I) and not _typed_as_name(new, text):
         return []  # "the defib has moved from reception to the staff corridor": a thing moved to a place
     if fn and (old or _SWITCH_SAID.search(text)):
         return [_fact(ctx, tool_attribute(fn), new, old, 0.7, when)]
