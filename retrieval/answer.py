@@ -354,6 +354,8 @@ def question_attributes(question: str, facts, *, as_of: datetime | None = None, 
         content = [w for w in words if w not in _GENERIC_TERMS]
         if not content or not all(w in said for w in content):
             continue
+        if len(words) == 1 and not _said_as_head(words[0], question):
+            continue  # "which room do we use for client meetings?" asks about meetings, not the client
         said_generic = sum(1 for w in words if w in _GENERIC_TERMS and w in said)
         # Most words said first; then the attribute said most fully ("decide about the dashboard":
         # decision, wholly said, before dashboard_tool, half said).
@@ -370,6 +372,19 @@ def question_attributes(question: str, facts, *, as_of: datetime | None = None, 
     if as_of is not None:  # "was the 2025 offsite in Ljubljana?": of the offsites, one that held then
         facts = facts.filter(Q(valid_from__isnull=True) | Q(valid_from__lte=as_of), Q(valid_to__isnull=True) | Q(valid_to__gt=as_of))
     return _headed(said, facts, question)
+
+
+def _said_as_head(term: str, question: str) -> bool:
+    """Whether the question says `term` as a thing it asks about, not as a word that qualifies another ("client
+    meetings") nor after "with" ("video calls with clients")."""
+    tokens = re.findall(r"[a-z0-9_]+", question.lower())
+    for i, token in enumerate(tokens):
+        if _word(token) != term:
+            continue
+        after = tokens[i + 1] if i + 1 < len(tokens) else ""
+        if (not after or after in _STOP or after in _ASKS) and (i == 0 or tokens[i - 1] != "with"):
+            return True
+    return False
 
 
 def _headed(said: set[str], facts, question: str) -> tuple[str, ...]:

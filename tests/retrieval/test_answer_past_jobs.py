@@ -49,3 +49,14 @@ class _Facts:
 
     def exists(self):
         return bool(self.attributes)
+
+
+@pytest.mark.parametrize("question", ["Which room do we use for client meetings?", "What do we use for video calls with clients?"])
+def test_a_one_word_attribute_is_not_asked_by_a_word_that_qualifies_another(question):
+    """(stop 42) "client" is a thing the team holds a fact of; "client meetings" and "calls with clients" ask about others."""
+    assert "client" not in question_attributes(question, _Facts({"client", "lives_in"}))
+
+
+@pytest.mark.parametrize("question", ["Who is the client for the Canal Wharf pavilion?", "Who's our client now?"])
+def test_a_one_word_attribute_is_asked_by_the_thing_it_names(question):
+    assert question_attributes(question, _Facts({"client", "lives_in"})) == ("client",)

@@ -22,6 +22,7 @@ import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
+from memories.extraction.offline.amend import amended
 from memories.extraction.offline.clauses import known_people, normalise, read_sentence, sentences
 from memories.extraction.offline.context import Context
 from memories.extraction.offline.moves import place_read
@@ -49,7 +50,7 @@ def extract(*, text: str, speaker: str, occurred_at: datetime, team: str | None 
     ctx.subject_kinds[speaker_name] = "person"
     if ctx.team:
         ctx.subject_kinds[ctx.team] = "organization"
-    for sentence in sentences(normalise(text or "")):
+    for sentence in _self_corrected(sentences(normalise(text or ""))):
         if len(ctx.facts) >= MAX_FACTS:
             break
         said_before, dated_before = len(ctx.facts), ctx.event_at
@@ -72,6 +73,20 @@ def extract(*, text: str, speaker: str, occurred_at: datetime, team: str | None 
         occurred_at=ctx.event_at,
         location=None,
     )
+
+
+def _self_corrected(said: list[str]) -> list[str]:
+    """The sentences of a message that corrects itself ("Podcast name is The Harbour Pod. Scratch that, marketing vetoed
+    it, it's Tide Talk"; "Saturday paper is 48 pages this week. Correction, 56, not 48"): a sentence as the short
+    correction after it says it should have been (`amend.amended`), and the correction no more. A correction that
+    names nothing the sentence before it says is read on its own, as from another message."""
+    out: list[str] = []
+    for sentence in said:
+        if out and (meant := amended(out[-1], sentence)) is not None:
+            out[-1] = meant
+            continue
+        out.append(sentence)
+    return out
 
 
 # "Jira's gone", "TeamCity is switched off", "React Native is officially dead", "Sage 50 is read-only": a tool said to be gone.

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from functools import lru_cache
 
+from memories.extraction.offline.truecase import english
+
 # A short correction is about a statement at most this long before it and among the scope's last
 # few episodes before it (the extractor looks back from the correction, the answers forward from
 # the statement).
@@ -54,7 +56,10 @@ _SHAPE = dict(_SHAPES)
 _OPENING = re.compile(
     r"^(?:(?:ugh|argh|oh|ah|eh|hmm+|ok|okay|lol)[\s,.!]+)?"  # "ugh typo, $105/hr", "ugh correction, the code is …"
     r"(?:(?:[\w ]{0,25}\b(?:correction|typo|misspoke|mistake)\b[\w ]{0,25}:)|correction\b(?:\s+on\s+(?:the\s+above|that|my\s+last))?|"
-    r"typo\b(?:\s+(?:above|there|in\s+my\s+last))?|(?:sorry|oops|my bad|my mistake)(?=\s*[,:;.!-]|\s+i\s+mean)|scratch that|i meant|i mean|no wait|wait no|"
+    r"typo\b(?:\s+(?:above|there|in\s+my\s+last))?|"
+    r"ignore\s+(?:my\s+last(?:\s+(?:message|msg|one|post|text))?|that(?:\s+last\s+(?:one|message|msg))?|me(?:\s+(?:yesterday|earlier|above))?|"
+    r"the\s+last\s+(?:one|message|msg))(?:\s+(?:re|about|on)\s+(?:the\s+)?[\w ]{1,30}?)?(?=\s*[,:;.!—–-]|\s*$)|"
+    r"(?:sorry|oops|my bad|my mistake)(?=\s*[,:;.!-]|\s+i\s+mean)|scratch that|i meant|i mean|no wait|wait no|"
     r"(?:actually|no)(?=[\s,]+(?:it'?s|it is|it'll be|it will be|make that|that should be|i meant)\b)|"
     r"(?:it'?s|it is|it'll be|it will be)\s+actually\b)[\s,:;.!—–-]*",
     re.I,
@@ -77,6 +82,11 @@ _NOT = re.compile(r"(?:^|[,.;:]\s*|\s)not\s+(?:the\s+)?(?P<wrong>(?:[^,.;:!?]|(?
 _OUT_OF = re.compile(r"\b(?:out of|instead of|rather than|away from|off)\s+(?:the\s+)?(?P<wrong>[A-Z][\w.&+-]*(?:\s+[A-Z][\w.&+-]*)*|[\w][\w.+-]*)")
 _STOP = frozenset("a an the of in on at to for and or but is are was were be it its it's we our i my me you your this that "
                   "with from by as not no so just now then above here there".split())
+
+
+# A correction that opens with the wrong value, then says the right one: "not blefa, thielmann", "14 JULY not june"
+# is read by `_NOT`; "Not Loretta, Floriditas, 12.30".
+_NOT_FIRST = re.compile(r"^(?:no[,.!]?\s+)?not\s+(?:the\s+)?(?P<wrong>[\w'&.-]+(?:\s+[\w'&.-]+){0,2}?)\s*[,;:—–-]\s*(?:it'?s\s+|it is\s+)?(?P<right>[^,.;:!?]+)", re.I)
 
 
 @dataclass(frozen=True)
@@ -144,6 +154,9 @@ def correction_read(text: str, *, previous: str = "", previous_speaker: str = ""
     (`previous`, said by `previous_speaker`), a reply that names its speaker or answers its checking
     question corrects with no word of correction (`Correction.reply`)."""
     text = re.sub(r"[’‘]", "'", (text or "").strip())
+    if (first := _NOT_FIRST.match(text)) and (right := _said_instead(first["wrong"], first["right"])):
+        words = frozenset(w for w in re.findall(r"[\w'-]+", text.lower()) if w not in _STOP) - set(normalise(right).split())
+        return Correction(value=right, wrong=first["wrong"].strip(), words=words, stated=True)
     opened = _OPENING.match(text)
     reply = False
     if opened and opened.group(0).strip():
@@ -175,7 +188,7 @@ def correction_read(text: str, *, previous: str = "", previous_speaker: str = ""
     # opens with a value ("26 with partners", "$105/hr", "Yeti's trailer") or says "the code is RIDGE15".
     value, stated = "", False
     for index, clause in enumerate(re.split(r"(?<=[.!?;])\s+|,\s+|\s+[-–—]\s+", rest_value)):
-        clause = clause.strip(" .!?;,")
+        clause = re.sub(r"^(?:so|then|and)\s+(?=it'?s\b|it is\b)", "", clause.strip(" .!?;,"), flags=re.I)  # "… So it's Wednesday!"
         if index and (not _SAYS_VALUE.match(clause) or (reply and not addressed)):
             continue  # after the first clause only "it's Ghent": "sorry to hear that, John" names no value
         stated = bool(_SAYS_VALUE.match(clause))
@@ -192,6 +205,21 @@ def correction_read(text: str, *, previous: str = "", previous_speaker: str = ""
     words |= frozenset(part for w in words if "-" in w for part in normalise(w).split())  # "Clear-Com" is "clear com" too
     weak = not reply and bool(re.fullmatch(r"(?:sorry|oops|my bad|my mistake|no wait|wait no)[\s,:;.!-]*", opened.group(0), re.I))
     return Correction(value=value, wrong=wrong, words=words, weak=weak, reply=reply, stated=stated)
+
+
+def _said_instead(wrong: str, right: str) -> str:
+    """The right value of "not <wrong>, <right>", or "": one of the wrong one's shape ("not Loretta, Floriditas"), or in chat
+    typed in lowercase one or two words that are no small words ("not blefa, thielmann"; not "not now, later")."""
+    right = right.strip()
+    if normalise(right) == normalise(wrong):
+        return ""
+    if (value := _clause_value(right)) and (shape := _shape_of(value)) and shape == _shape_of(wrong):
+        return value
+    plain = [w for w in f"{wrong} {right}".split() if w.isalpha() and w.islower() and w not in _STOP]
+    if len(right.split()) <= 2 and len(wrong.split()) <= 2 and len(plain) == len(f"{wrong} {right}".split()) \
+            and not all(english(w) for w in right.split()) and not all(english(w) for w in wrong.split()):
+        return right
+    return ""
 
 
 # A clause that says what a thing is: "the code is RIDGE15", "our unit is 121".

@@ -81,6 +81,13 @@ _ADVERBS = frozenset("now still just also already finally recently officially cu
 _PLURAL_VERB = re.compile(r"(?:are|were|have|go|come|live|sit|run|get|stay|belong)$", re.I)
 
 
+# Words that say which one of a thing by when it is, opening its name ("Christmas party", "spring offsite", "Monday
+# standup"): not the small words of `NOT_NAMES` that open a sentence. Not "new": "new office is in Leeds" names the
+# office's new place, which `extract._attribute_aligned` would take for another thing's.
+_WHEN_WORDS = frozenset("christmas xmas easter spring summer autumn fall winter monday tuesday wednesday thursday friday saturday sunday "
+                        "january february march april may june july august september october november december".split())
+
+
 def common_subject(text: str, ctx: Context) -> bool:
     """A team's thing said without "the" or "our", as chat does: "paging goes through Opsgenie",
     "offsite 2024 will be in Kraków", "Season 5 launch date is 19 September", "Secrets live in
@@ -98,7 +105,9 @@ def common_subject(text: str, ctx: Context) -> bool:
         head = head[:-1]  # "Tomasz now lives in Porto": the adverb is no part of the subject
     if len(head) > 1 and head[0].lower() in {"all", "every", "each"} and head[1][:1].islower():
         head = head[1:]  # "all calls are on Teams now": every one of a thing
-    if not 1 <= len(head) <= 6 or not all(re.fullmatch(r"[\w][\w\-'.&/]*", w) for w in head) or head[0].lower() in NOT_NAMES or head[0].lower() in {"i", "my", "me", "us"} or "'" in head[0]:
+    dated = len(head) >= 2 and head[0].lower() in _WHEN_WORDS and head[1][:1].islower()  # "Christmas party", "summer social"
+    if not 1 <= len(head) <= 6 or not all(re.fullmatch(r"[\w][\w\-'.&/]*", w) for w in head) or (head[0].lower() in NOT_NAMES and not dated) \
+            or head[0].lower() in {"i", "my", "me", "us"} or "'" in head[0]:
         return False
     if head[0][:1].isdigit() or not head[0][:1].isalpha():
         return False
@@ -279,6 +288,14 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
         name = m["name"]
         # "Here's …", "Mel's …": a contraction or possessive opens the clause, not a subject.
         contracted = re.search(r"'s$|'re$|'ll$|'ve$|'d$", name.split()[0], re.I)
+        if contracted and len(name.split()) == 1 and name.lower().endswith("'s") and (whose := name[:-2]).lower() not in NOT_NAMES \
+                and ctx.subject_kinds.get(whose, "person") == "person" and not (ctx.team and singular(whose).lower() in TEAM_THINGS):
+            said = len(ctx.facts)
+            _possessive(m["rest"], clause, ctx, owner=whose)  # "Ffion's title is Director of Operations": hers, as "my …" is the speaker's
+            if len(ctx.facts) > said:
+                ctx.subject_kinds.setdefault(whose, "person")
+                ctx.last_third_person = whose
+                return whose
         if ctx.team and (singular(name.split()[-1]).lower() in TEAM_THINGS or known_function(name) and name.lower() not in ctx.people):
             return None  # "Standup stays in the Harbour room", "Email's moving to Outlook": a team thing or a function, not a person
         if not contracted and name.split()[0].lower() not in NOT_NAMES and not (len(name.split()) > 1 and name.split()[1].lower() in NOT_NAMES):
@@ -361,9 +378,10 @@ def _introduction(text: str, clause: Clause, ctx: Context) -> bool:
     return found
 
 
-def _possessive(rest: str, clause: Clause, ctx: Context) -> None:
-    """Clauses starting with "my": relations, pets, and "my X is Y" details of the speaker."""
-    me = ctx.speaker
+def _possessive(rest: str, clause: Clause, ctx: Context, *, owner: str | None = None) -> None:
+    """Clauses starting with "my" (or "<owner>'s": "Ffion's title is …", "Nadia's cat is called Miso"): relations,
+    pets, and "my X is Y" details of the speaker (of `owner`)."""
+    me = owner or ctx.speaker
     rest = re.sub(r"^(\w+(?:\s+\w+)?)\s+is\s+(?:now|still)\s+", r"\1 is ", rest, count=1)  # "my manager is now Greta"
     # "my manager changed from Priya to Greta"
     if m := re.match(rf"^(?:new\s+)?(?:line\s+)?(?:manager|boss|supervisor|lead)\s+(?:has\s+)?(?:changed|switched|went)\s+from\s+(?P<a>{NAME})\s+to\s+(?P<b>{NAME})$", rest, re.I):
@@ -383,6 +401,16 @@ def _possessive(rest: str, clause: Clause, ctx: Context) -> None:
             ctx.subject_kinds.setdefault(m["name"], "other")
             if m["rest"].strip():
                 predicate_read(m["rest"].strip(), m["name"], clause, ctx, first_person=False, confidence=0.8)
+            return
+    # "my cats are called Miso and Tofu", "my dogs, Rex and Bella": each one a pet
+    if m := re.match(rf"^(?:(?:two|three|four|little|old)\s+)?(?P<kind>{PET_RE})s(?:\s+are\s+(?:called|named)|,)?\s+"
+                     rf"(?P<names>{NAME}(?:(?:,\s*|\s+and\s+|\s*&\s*){NAME})+)\s*$", rest, re.I):
+        names = [n for n in re.split(r",\s*(?:and\s+)?|\s+and\s+|\s*&\s*", m["names"]) if proper_name(n, clause, name=True)]
+        pet = PETS[m["kind"].lower()]
+        for name in names[:4]:
+            fact_add(ctx, clause, me, "has_pet", name, obj=name, obj_kind="other", sentence=f"{me} has a {pet} named {name}.")
+            ctx.subject_kinds.setdefault(name, "other")
+        if names:
             return
     # "my sister Anna (lives in Berlin)", "my wife is Maria", "my brother's name is Tom"
     if m := re.match(

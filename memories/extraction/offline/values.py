@@ -78,6 +78,10 @@ def place_name(value: str, clause: Clause, *, trim: bool = False) -> str | None:
     return " ".join(words[:common]) if trim and words[common - 1].lower() not in _PLACE_JOINERS else None
 
 
+# Job titles said as "<title> of <department>".
+_TITLES_OF = frozenset("head director chief vp manager".split())
+
+
 def job_title(text: str, *, strict: bool = False) -> str | None:
     """A job title: "a software engineer" → "software engineer". `strict` wants a job word."""
     text = cut_value(text)
@@ -86,7 +90,10 @@ def job_title(text: str, *, strict: bool = False) -> str | None:
     words = text.split()
     if not words or len(words) > 6 or words[0].lower() in DETERMINERS | CHATTY_OBJECTS:
         return None
-    if strict and words[-1].lower().rstrip("s") not in JOBS and words[-1].lower() not in JOBS:
+    head = words[-1]
+    if "of" in words[1:] and words[words.index("of") - 1].lower() in _TITLES_OF and words[words.index("of") + 1:][:1] != ["the"]:
+        head = words[words.index("of") - 1]  # "Director of Operations", "head of ops" (not "the head of the Leeds office": who leads it)
+    if strict and head.lower().rstrip("s") not in JOBS and head.lower() not in JOBS:
         return None
     if not re.match(r"^[\w][\w .&/+'-]*$", text):
         return None

@@ -77,7 +77,7 @@ JOBS = set(
     producer investor banker economist mathematician statistician biologist chemist physicist soldier paramedic
     worker postdoc owner principal partner associate executive head chair professional nanny caregiver
     secretary receptionist instructor translator interpreter sociologist historian curator illustrator animator
-    sre devops qa pm em swe
+    sre devops qa pm em swe captain
     dj podcaster youtuber streamer influencer blogger model stylist hairdresser barber tailor jeweler jeweller
     """.split()
 )

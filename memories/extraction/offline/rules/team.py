@@ -68,7 +68,8 @@ _KNOWN_KEYS = frozenset(function_key(f) for f in _KNOWN_FUNCTIONS) - {""}
 TEAM_THINGS = frozenset(
     "offsite off-site onsite standup stand-up retro retrospective planning meeting meetings sync all-hands kickoff "
     "demo review launch release sprint hackathon workshop summit conference party dinner lunch office offices hq "
-    "headquarters budget deadline repo repository roadmap owner lead grooming refinement standups retros".split()
+    "headquarters budget deadline repo repository roadmap owner lead grooming refinement standups retros "
+    "social meetup bbq barbecue picnic".split()  # "the summer social": a team's events (not "do": "docs" would be one)
 )
 
 
@@ -532,7 +533,7 @@ def _thing_said(rest: str) -> str:
     return rest
 
 
-_STRONG = re.compile(r"^(?:(?:in|at|on)\s+(?:the\s+)?)?(?:[$€£]?\d|(?-i:[A-Z])\w|(?-i:[a-z])+(?-i:[A-Z]))", re.I)  # "iOS 16" too
+_STRONG = re.compile(r"^(?:(?:in|at|on)\s+)?(?:the\s+)?(?:[$€£]?\d|(?-i:[A-Z])\w|(?-i:[a-z])+(?-i:[A-Z]))", re.I)  # "iOS 16" too
 
 
 def _strong_value(value: str) -> bool:
@@ -542,7 +543,7 @@ def _strong_value(value: str) -> bool:
     value = value.strip()
     if not _STRONG.match(value):
         return False
-    first = re.sub(r"^(?:(?:in|at|on)\s+(?:the\s+)?)", "", value, flags=re.I).split()[0].lower()
+    first = re.sub(r"^(?:(?:in|at|on)\s+)?(?:the\s+)?", "", value, flags=re.I).split()[0].lower()
     return first not in NOT_NAMES or bool(re.match(r"(?:january|february|march|april|may|june|july|august|september|october|november|december|"
                                                    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)", first))
 
@@ -897,9 +898,18 @@ def due_date(text: str, clause: Clause, ctx: Context) -> bool:
             return True
         return False
     value = f"{day.day} {calendar.month_name[day.month]} {day.year}"
-    thing = re.sub(r"(?<=\w)\s+(?:feature|project|initiative|product|epic|date|day)$", "", m["thing"].strip(), flags=re.I)  # "the Harbour Pass feature", "the launch date"
+    thing = m["thing"].strip()
+    if where := re.match(r"^(?P<thing>.+?)\s+(?:is|are|was|were|will be)\s+(?:at|in)\s+(?P<place>.+)$", thing, re.I):
+        # "the summer social is at the Crown on 4 July": the thing's place and its day
+        thing = where["thing"]
+        place = proper_name(cut_value(where["place"]), clause)
+        if place and place[:1].isupper() and place.split()[0].lower() not in NOT_NAMES:
+            fact_add(ctx, clause, ctx.we, f"{snake_case(thing)}_place", place, obj=place, obj_kind="place", sentence=f"{m['the'].capitalize()} {thing} is in {place}.")
+    elif re.search(r"\s(?:is|are|was|were)\s", thing, re.I):
+        return False  # a clause, not a thing's name
+    thing = re.sub(r"(?<=\w)\s+(?:feature|project|initiative|product|epic|date|day)$", "", thing, flags=re.I)  # "the Harbour Pass feature", "the launch date"
     fact_add(ctx, clause, ctx.we, f"{snake_case(thing)}_date", value,
-             sentence=f"{m['the'].capitalize()} {m['thing']} is on {value}.")
+             sentence=f"{m['the'].capitalize()} {thing} is on {value}.")
     return True
 
 

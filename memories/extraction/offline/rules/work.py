@@ -108,7 +108,7 @@ def rule_role(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
                 trailing_work(m["role"][len(role_text) :], subject, clause, ctx, confidence)
             return True
     # "I am a nurse", "she is a teacher at Lincoln High", "I am the CTO of Acme": a job word is required.
-    if m := re.match(r"^(?:am|is|are|work as)\s+(?P<role>(?:a|an|the)\s+.+)$", t, re.I):
+    if m := re.match(r"^(?:am|is|are|work as)\s+(?P<role>(?:a|an|the|our|their)\s+.+|(?:head|director|chief|vp)\s+of\s+.+)$", t, re.I):
         role_text = cut_value(m["role"])
         role = job_title(role_text, strict=True)
         if not role:
