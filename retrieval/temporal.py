@@ -292,7 +292,7 @@ def resolve_anchor(window: TimeWindow, *, moved_at: datetime | None) -> TimeWind
 
 
 _PAST_STATE = re.compile(r"\b(did|was|were|used to|had|led|owned|lived|worked|reported|ran|held|took|looked after|handled|managed|"
-                         r"maintained|headed|used)\b|^\s*who\s+\w+ed\b", re.I)
+                         r"maintained|headed|used)\b|^\s*(?:who|(?:which|what)\s+\w+)\s+\w+ed\b", re.I)  # "who hosted …", "which bar hosted …"
 
 
 def as_of_in_question(text: str, *, now: datetime) -> datetime | None:

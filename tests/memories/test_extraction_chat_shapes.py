@@ -106,3 +106,14 @@ def test_a_correction_of_a_christmas_party_s_place_supersedes_it(cast, django_ca
     held = Fact.objects.in_scope(cast.scope_a).filter(attribute="christmas_party_place").order_by("id")
     assert [f.value for f in held if f.status == FactStatus.ACTIVE] == ["Havana Bar"]
     assert "Hummingbird" in [f.value for f in held if f.status != FactStatus.ACTIVE]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("This year's hackathon is in Eindhoven.", [("Orbit", "2026_hackathon_place", "Eindhoven")]),
+    ("next year's offsite is in Porto", [("Orbit", "2027_offsite_place", "Porto")]),
+    ("the 2027 hackathon is on 18 May", [("Orbit", "2027_hackathon_date", "18 May 2027")]),
+])
+def test_an_event_of_a_year_is_that_year_s_event(text, expected):
+    """"this year's" is the year it was said in (`offline._years_named`), and a day said without its year is in the
+    year the event is named with."""
+    assert read(text) == expected

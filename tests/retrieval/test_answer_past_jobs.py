@@ -60,3 +60,14 @@ def test_a_one_word_attribute_is_not_asked_by_a_word_that_qualifies_another(ques
 @pytest.mark.parametrize("question", ["Who is the client for the Canal Wharf pavilion?", "Who's our client now?"])
 def test_a_one_word_attribute_is_asked_by_the_thing_it_names(question):
     assert question_attributes(question, _Facts({"client", "lives_in"})) == ("client",)
+
+
+def test_a_past_event_asked_with_a_verb_in_ed_is_asked_as_of_its_year():
+    """(stop 42) "which bar hosted the 2024 Christmas party?" asks as the memory stood at the end of 2024."""
+    from datetime import UTC, datetime
+
+    from retrieval.temporal import as_of_in_question
+
+    now = datetime(2026, 11, 30, tzinfo=UTC)
+    assert as_of_in_question("Which bar hosted the 2024 Christmas party?", now=now).year == 2024
+    assert as_of_in_question("Which bar hosts the Christmas party?", now=now) is None

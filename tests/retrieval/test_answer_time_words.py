@@ -20,3 +20,12 @@ def test_words_of_time_choose_no_sentence(say, question):
     say("bogdan", "hiya, Bogdan, originally from Gdynia, living in Morpeth these days", "2025-07-01")
     answer = "\n".join(lines(say, question))
     assert "Wiebke" in answer and "Morpeth" not in answer
+
+
+def test_a_year_in_the_question_is_not_answered_by_a_day_of_another_year(say):
+    """(stop 42) "when is the 2026 hackathon?" after "the hackathon is in Rotterdam on 12 June 2025": the day of 2025
+    answers nothing of 2026; the sentence that names this year's does."""
+    say("bram", "The hackathon is in Rotterdam on 12 June 2025.", "2025-03-03")
+    say("bram", "Big news: we're doing it again, in Eindhoven, 18 May 2026 for the hackathon", "2026-04-06")
+    answer = "\n".join(lines(say, "When is the 2026 hackathon?"))
+    assert "12 June 2025" not in answer.splitlines()[0]

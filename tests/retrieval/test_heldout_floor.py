@@ -169,7 +169,7 @@ SCENARIOS = Path(__file__).parents[2] / "retrieval" / "scenarios"
 TARGET = 0.90  # the issue's; not reached offline
 
 
-@pytest.mark.parametrize("suite, right, questions", [("heldout-a.yaml", 142, 174), ("heldout-b.yaml", 68, 68), ("heldout-c.yaml", 157, 167),
+@pytest.mark.parametrize("suite, right, questions", [("heldout-a.yaml", 144, 174), ("heldout-b.yaml", 68, 68), ("heldout-c.yaml", 157, 167),
                                                         ("heldout-d.yaml", 162, 236), ("heldout-e.yaml", 162, 254),
                                                         ("heldout-f.yaml", 112, 191), ("heldout-g.yaml", 122, 190),
                                                         ("heldout-h.yaml", 121, 191), ("heldout-i.yaml", 132, 220), ("heldout-j.yaml", 115, 222),
@@ -180,7 +180,7 @@ TARGET = 0.90  # the issue's; not reached offline
                                                         ("heldout-r.yaml", 114, 230), ("heldout-s.yaml", 108, 230),
                                                         ("heldout-t.yaml", 106, 230), ("heldout-u.yaml", 90, 230),
                                                         ("heldout-v.yaml", 81, 230), ("heldout-w.yaml", 96, 230),
-                                                        ("heldout-x.yaml", 89, 230)])
+                                                        ("heldout-x.yaml", 90, 230)])
 def test_the_held_out_suites_answer_at_their_floor_offline(cast, suite, right, questions):
     report = run_scenarios(owner=cast.owner, path=SCENARIOS / suite)
     assert report["provider"] == "offline" and report["failed_extractions"] == 0 and report["questions"] == questions

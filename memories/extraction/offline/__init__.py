@@ -50,7 +50,7 @@ def extract(*, text: str, speaker: str, occurred_at: datetime, team: str | None 
     ctx.subject_kinds[speaker_name] = "person"
     if ctx.team:
         ctx.subject_kinds[ctx.team] = "organization"
-    for sentence in _self_corrected(sentences(normalise(text or ""))):
+    for sentence in _self_corrected(sentences(_years_named(normalise(text or ""), occurred_at))):
         if len(ctx.facts) >= MAX_FACTS:
             break
         said_before, dated_before = len(ctx.facts), ctx.event_at
@@ -73,6 +73,15 @@ def extract(*, text: str, speaker: str, occurred_at: datetime, team: str | None 
         occurred_at=ctx.event_at,
         location=None,
     )
+
+
+def _years_named(text: str, said: datetime) -> str:
+    """"This year's hackathon is in Eindhoven", said in 2026: "The 2026 hackathon is in Eindhoven", the event of that
+    year, as a question names it ("when is the 2026 hackathon?"); next and last year's likewise."""
+    def year(m: re.Match) -> str:
+        the = "The" if m[0][0].isupper() else "the"
+        return f"{the} {said.year + {'this': 0, 'next': 1, 'last': -1}[m[1].lower()]}"
+    return re.sub(r"\b(this|next|last)\s+year'?s(?=\s+[a-z])", year, text, flags=re.I)
 
 
 def _self_corrected(said: list[str]) -> list[str]:

@@ -897,8 +897,13 @@ def due_date(text: str, clause: Clause, ctx: Context) -> bool:
                      sentence=f"{m['the'].capitalize()} {m['thing']} is in {place}.")
             return True
         return False
-    value = f"{day.day} {calendar.month_name[day.month]} {day.year}"
     thing = m["thing"].strip()
+    if (year := re.search(r"\b(?:19|20)\d\d\b", thing)) and not re.search(r"\b(?:19|20)\d\d\b", date):
+        try:
+            day = day.replace(year=int(year[0]))  # "the 2026 hackathon is on 18 May": in 2026
+        except ValueError:
+            pass
+    value = f"{day.day} {calendar.month_name[day.month]} {day.year}"
     if where := re.match(r"^(?P<thing>.+?)\s+(?:is|are|was|were|will be)\s+(?:at|in)\s+(?P<place>.+)$", thing, re.I):
         # "the summer social is at the Crown on 4 July": the thing's place and its day
         thing = where["thing"]
