@@ -92,8 +92,9 @@ def answer(*, scope: Scope, question: str, speaker: str = "", k: int = 10, now: 
         cited = [spoken]
     else:
         cited = result.items[:3]
+    now_asked = as_of is None and not _ASKS_PAST.search(question)
     offline = Answer(
-        question=question, text=direct or span or _quoted(quoted), evidence=result.items, facts_used=used or facts[:3],
+        question=question, text=direct or span or _quoted(quoted, scope=scope if now_asked else None), evidence=result.items, facts_used=used or facts[:3],
         citations=[item.id for item in cited], recall=result,
     )
     from memoryweb.providers.llm import get_llm
@@ -179,12 +180,16 @@ def said_day(moment: datetime | None) -> str:
     return f"{moment.day} {calendar.month_name[moment.month]} {moment.year}"
 
 
-def _quoted(items: list[RecallItem]) -> str:
+def _quoted(items: list[RecallItem], *, scope: Scope | None = None) -> str:
+    """The closest memories, quoted. With `scope` (a question about now), each quote elides what it says is gone and
+    what the scope holds only as no longer true (`_current_quoted`): "Ditched … for DaVinci Resolve", so that an old
+    value is not offered beside the current one."""
     if not items:
         return "I don't know: nothing in this memory matches."
     lines = ["I found no fact that answers this directly. The closest memories:"]
     for item in items[:3]:
-        lines.append(f'- "{item.text}" ({item.kind}{", " + said_day(item.occurred_at) if item.occurred_at else ""})')
+        text = _current_quoted(item.text, span="", scope=scope, gone=set()) if scope is not None else item.text
+        lines.append(f'- "{text}" ({item.kind}{", " + said_day(item.occurred_at) if item.occurred_at else ""})')
     return "\n".join(lines)
 
 
@@ -666,7 +671,7 @@ _ASKS_PAST = re.compile(r"\b(?:did|was|were|had|before|previous(?:ly)?|used to|f
 # security office, not the corridor", "reports to Ines rather than Declan", "better than the paper forms"): the
 # shortest run of up to four words after the mark that ends at punctuation or at a word that opens another phrase.
 _GONE_PHRASE = re.compile(
-    r"\b(?P<mark>from|off|not|instead of|rather than|than|replacing|ditching|dropping)\s+(?:(?:the|our|a|an|that)\s+)?"
+    r"\b(?P<mark>from|off|not|instead of|rather than|than|replacing|ditching|ditched|dropping|dropped|no more)\s+(?:(?:the|our|a|an|that)\s+)?"
     r"(?P<what>[\w&'.£$€%\-]+(?:\s+[\w&'.£$€%\-]+){0,3}?)"
     r"(?=\s*(?:[,.;:!?)]|$)|\s+(?:to|onto|into|and|or|for|in|on|at|with|so|but|as|because|was|were|is|are|has|had|will|by|from|since|until|now|this|next|any|all)\b)",
     re.I,

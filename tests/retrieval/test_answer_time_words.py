@@ -29,3 +29,13 @@ def test_a_year_in_the_question_is_not_answered_by_a_day_of_another_year(say):
     say("bram", "Big news: we're doing it again, in Eindhoven, 18 May 2026 for the hackathon", "2026-04-06")
     answer = "\n".join(lines(say, "When is the 2026 hackathon?"))
     assert "12 June 2025" not in answer.splitlines()[0]
+
+
+def test_the_closest_memories_quoted_for_a_question_about_now_elide_what_they_say_is_gone(say):
+    """(stop 42) no fact answers, so the closest memories are quoted; the tool the statement says was ditched is not
+    offered beside the current one, and a question about then keeps it."""
+    say("sione", "Ditched Premiere for DaVinci Resolve on the video side, the licence costs were silly", "2025-03-03")
+    now = "\n".join(lines(say, "What program does the team cut its clips in these days?"))
+    assert "DaVinci Resolve" in now and "Premiere" not in now
+    before = "\n".join(lines(say, "What program did the team cut its clips in before?"))
+    assert "Premiere" in before
