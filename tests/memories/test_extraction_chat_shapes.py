@@ -17,6 +17,7 @@ from tests.memories.reading import read, said_in_team
     ("Christmas party is at Havana Bar", ("Orbit", "christmas_party_place", "Havana Bar")),
     ("summer bbq was at Roundhay Park this year", ("Orbit", "summer_bbq_place", "Roundhay Park")),
     ("Monday standup is at 9:30", ("Orbit", "monday_standup_time", "9:30")),
+    ("Standup is at 9:30 from next week", ("Orbit", "standup_time", "9:30")),  # was standup_place "9"
     ("the summer social is at Stubbing Wharf", ("Orbit", "summer_social_place", "Stubbing Wharf")),
     ("the repair vessel is the Cable Petrel", ("Orbit", "repair_vessel", "Cable Petrel")),
 ])

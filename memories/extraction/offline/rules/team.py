@@ -452,8 +452,9 @@ _STATE = r"(?:(?:now|actually|still|currently|officially|finally|all|both|fully|
 
 
 def time_value(text: str) -> str | None:
-    """"9:30", "10 am", "noon": a time of day as said (cut_value would split "9:30" at the colon)."""
-    text = text.strip(" .,")
+    """"9:30", "10 am", "noon": a time of day as said (cut_value would split "9:30" at the colon); "9:30 from next
+    week": the time, from when it holds."""
+    text = re.sub(r"\s+(?:from|starting|as of|until|till)\b.*$", "", text.strip(" .,"), flags=re.I).strip(" .,")
     return text if _TIME.match(text) else None
 
 
