@@ -266,9 +266,9 @@ def _direct_answer(*, scope: Scope, question: str, speaker: str, facts: list[Rec
     kind = expected_kind(question)
     named = f" {normalize_name(question)} "
     chosen = [f for f in chosen if fits(kind, attribute=f.attribute, value=f.value) or (kind == "date" and f" {f.value_normalized} " in named)]
-    if years := set(re.findall(r"\b(?:19|20)\d\d\b", question)):
+    if years := set(_YEAR.findall(question)):
         # "when is the 2026 hackathon?" is not answered by a day of 2025 ("the hackathon is on 12 June 2025")
-        chosen = [f for f in chosen if not (held := set(re.findall(r"\b(?:19|20)\d\d\b", f.value))) or held & years]
+        chosen = [f for f in chosen if not (held := set(_YEAR.findall(f.value))) or held & years]
     if not chosen:
         return "", []  # "when did the app ship?" is not answered by the app's framework; "when did we move to X?" by X's since-date
     if re.match(r"^\s*how\s+(?:many|much)\b", question, re.I) and not any(re.search(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|hundred|thousand)\b", f.value, re.I) for f in chosen):
@@ -280,6 +280,7 @@ def _direct_answer(*, scope: Scope, question: str, speaker: str, facts: list[Rec
 
 
 _POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
+_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 _STOP = set(
     "a an the of to in on at for by with from and or is are was were be been do does did what which who whom whose when "
     "where why how we us our i me my you your he she they it its this that there here use used using now currently about "
