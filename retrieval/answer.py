@@ -20,6 +20,7 @@ from django.db.models import Q
 from pydantic import BaseModel, Field
 
 from memoryweb.errors import InvalidInput
+from memories.extraction.offline.dates import year_named
 from memories.extraction.offline.amend import CORRECTION_AMONG, CORRECTION_WITHIN, amended, holds_shape
 from memories.extraction.offline.words import NOT_NAMES
 from memories.extraction.vocabulary import FUNCTION_PHRASES, TOOL_WORDS, function_key, is_single_valued
@@ -353,7 +354,7 @@ def question_attributes(question: str, facts, *, as_of: datetime | None = None, 
     if year := re.search(r"\b(this|next|last)\s+year(?:'s)?\b", question, re.I):  # "the retreat this year" is the 2026 offsite
         from django.utils import timezone
 
-        said.add(str((now or timezone.now()).year + {"this": 0, "next": 1, "last": -1}[year[1].lower()]))
+        said.add(str(year_named(year[1], (now or timezone.now()).year)))
     best, best_score = None, (0, 0, 0.0)
     past_job = _PAST_JOB.search(question)
     for attribute in sorted(facts.order_by().values_list("attribute", flat=True).distinct()[:1000]):

@@ -272,3 +272,51 @@ def test_what_may_be_a_reply_is_told_before_any_lookup():
     assert may_reply("it's Vivint, we switched in the fall", names)  # a value said as one
     assert not may_reply("Wow, that sounds amazing!", names) and not may_reply("I love hiking too", names)
     assert not may_reply("Dana's idea was good", names)  # a possessive calls nobody
+
+
+# Stop 43: shapes of short corrections read off the development sets' misses, in sentences of our own.
+@pytest.mark.parametrize("previous, correction, meant", [
+    # a share, how often
+    ("the bonus pool is 8% of profit this year", "typo!! 6%. sorry all", "the bonus pool is 6% of profit this year"),
+    ("the Pinecrest IPA is 5.2%, on tap from friday", "sorry I meant 5.6%, 5.2 was the pilot", "the Pinecrest IPA is 5.6%, on tap from friday"),
+    ("backups are restore-tested every 3 months", "sorry, every 2 months. 3 was the old plan", "backups are restore-tested every 2 months"),
+    ("the ops report goes out weekly to the board", "sorry, fortnightly. weekly was too much", "the ops report goes out fortnightly to the board"),
+    # an apology with no comma after it, or a dash
+    ("Headcount for the summer party: 38", "oops 41 not 38, forgot the interns", "Headcount for the summer party: 41"),
+    ("Onboarding is in room 4 on level 2 from May", "Sorry it's room 6 not 4, room 4 has no projector", "Onboarding is in room 6 on level 2 from May"),
+    ("The fire drill is on 3 March", "my bad — 10 March. the warden is away", "The fire drill is on 10 March"),
+    # a phrase holding two shapes, one of them the same as said: the other is the correction
+    ("Bin collection is Monday morning 7am from now on", "ignore me earlier, bins are Tuesday morning 7am", "Bin collection is Tuesday morning 7am from now on"),
+    # "actually" and the corrected phrase; a date for the month said
+    ("Jonas is team lead from March!", "actually from April 1 — HR paperwork", "Jonas is team lead from April!"),
+    # of two names, the one the new value repeats a word of
+    ("Pia Novak left for the Oslo team, our new designer is Marta Kovac", "typo: Marta Kovacs", "Pia Novak left for the Oslo team, our new designer is Marta Kovacs"),
+    # "the X Y Z is …"
+    ("Grant reports are due 4 May", "ignore that — the grant report deadline is 11 May. 4 May was the draft", "Grant reports are due 11 May"),
+    # a name that opens with a small word is the name ("Tony", "Frome")
+    ("the induction is run by Tom", "sorry, Tony", "the induction is run by Tony"),
+    ("we're moving out of Clifton to Bath in June", "scratch that, Frome. Bath is too dear", "we're moving out of Clifton to Frome in June"),
+])
+def test_a_short_correction_in_other_shapes_is_read(previous, correction, meant):
+    assert holds_shape(previous, correction)
+    assert amended(previous, correction) == meant
+
+
+def test_a_correction_naming_its_wrong_value_is_about_the_statement_that_said_it():
+    correction = "sorry, I meant Vault, not Doppler. Doppler was the trial"
+    assert not holds_shape("CI moved from Jenkins to Buildkite last week", correction)  # names, but not Doppler
+    assert holds_shape("we keep the deploy secrets in Doppler", correction)
+    assert amended("we keep the deploy secrets in Doppler", correction) == "we keep the deploy secrets in Vault"
+    # a wrong date the statement does not hold: some other statement's date
+    assert not holds_shape("the audit kicks off on 2 June", "correction to the roadmap: beta is 12 May, not 5 May")
+    # a wrong value of another shape than the new one still lets the new one correct ("the 11th, thursday not wednesday")
+    assert amended("team away day is 10 July in Hebden", "sorry, I meant the 11th, thursday not wednesday") == "team away day is 11 July in Hebden"
+
+
+@pytest.mark.parametrize("previous, correction", [
+    ("standup is at 9:30 with 5 people", "sorry 2 mins late"),  # an apology before a number is no correction without "not"
+    ("the retro is on Thursday", "sorry it's been a long week"),
+    ("kofi is head brewer from january!", "actually from what I heard he's happy"),
+])
+def test_chat_that_only_looks_like_these_shapes_corrects_nothing(previous, correction):
+    assert amended(previous, correction) is None

@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from memories.extraction.offline.amend import amended
 from memories.extraction.offline.clauses import known_people, normalise, read_sentence, sentences
 from memories.extraction.offline.context import Context
+from memories.extraction.offline.dates import year_named
 from memories.extraction.offline.moves import place_read
 from memories.extraction.offline.switches import gone_names, switch_read
 from memories.extraction.offline.facts import MAX_FACTS, entities_of, episode_importance, facts_deduped
@@ -80,7 +81,7 @@ def _years_named(text: str, said: datetime) -> str:
     year, as a question names it ("when is the 2026 hackathon?"); next and last year's likewise."""
     def year(m: re.Match) -> str:
         the = "The" if m[0][0].isupper() else "the"
-        return f"{the} {said.year + {'this': 0, 'next': 1, 'last': -1}[m[1].lower()]}"
+        return f"{the} {year_named(m[1], said.year)}"
     return re.sub(r"\b(this|next|last)\s+year'?s(?=\s+[a-z])", year, text, flags=re.I)
 
 

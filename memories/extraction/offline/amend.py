@@ -43,13 +43,18 @@ _SHAPES: list[tuple[str, re.Pattern]] = [
     ("date", re.compile(rf"(?<![\w])(?:{_WEEKDAY_BEFORE})?(?:{_DAY_NUMBERS}\s+(?:of\s+)?{_MONTH}|{_MONTH}\.?\s+{_DAY_NUMBERS})(?:,?\s+\d{{4}})?(?![\w])", re.I)),
     ("month", re.compile(rf"(?<![\w]){_MONTH}(?:\s+\d{{4}})?(?![\w])", re.I)),
     ("weekday", re.compile(rf"(?<![\w]){_WEEKDAY}s?(?![\w])", re.I)),
+    # how often: "monthly", "every 6 weeks", "every other month"
+    ("frequency", re.compile(r"(?<![\w])(?:daily|weekly|fortnightly|biweekly|monthly|quarterly|annually|yearly|"
+                             r"every\s+(?:other\s+)?(?:\d+\s+)?(?:days?|weeks?|fortnights?|months?|quarters?|years?))(?![\w])", re.I)),
     ("amount", re.compile(r"(?<![\w])[£$€]\s?\d[\d,.]*\s?(?:k|m|bn|million|billion)?(?![\w])|(?<![\w.])\d[\d,.]*\s?(?:k|m)?\s?(?:euros?|dollars?|pounds?|eur|usd|gbp)(?![\w])", re.I)),
-    ("number", re.compile(r"(?<![\w.£$€:])\d[\d,]*(?:\.\d+)?(?:\s*(?:-|–)\s*\d[\d,]*)?(?![\w:]|\.\d)")),
+    ("number", re.compile(r"(?<![\w.£$€:])\d[\d,]*(?:\.\d+)?(?:\s*(?:-|–)\s*\d[\d,]*)?(?:\s?%|\s?per\s?cent\b)?(?![\w:]|\.\d)")),
     ("day", re.compile(r"(?<![\w.])\d{1,2}(?:st|nd|rd|th)(?![\w])", re.I)),  # "the 24th": a day of the month
     ("code", re.compile(r"(?<![\w.-])(?=[\w.+-]*[A-Za-z])(?=[\w.+-]*\d)[A-Za-z0-9][\w.+-]*[A-Za-z0-9](?![\w-])")),
     ("name", re.compile(r"(?<![\w'-])(?:[A-Z][\w&+'.-]*|[a-z][a-z0-9]*(?:-[a-z0-9]+)+)(?:\s+(?:[A-Z0-9][\w&+'.-]*))*")),
 ]
 _SHAPE = dict(_SHAPES)
+# The shapes a longer phrase is read as when it holds one ("end of July", "WEDNESDAY night 8pm", "every 2nd Thursday").
+_PHRASE_SHAPES = 5
 
 # How a correction opens. "actually" and "no" alone are everyday chat: they mark a correction only
 # with "it's" / "make that" after them.
@@ -59,8 +64,10 @@ _OPENING = re.compile(
     r"typo\b(?:\s+(?:above|there|in\s+my\s+last))?|"
     r"ignore\s+(?:my\s+last(?:\s+(?:message|msg|one|post|text))?|that(?:\s+last\s+(?:one|message|msg))?|me(?:\s+(?:yesterday|earlier|above))?|"
     r"the\s+last\s+(?:one|message|msg))(?:\s+(?:re|about|on)\s+(?:the\s+)?[\w ]{1,30}?)?(?=\s*[,:;.!—–-]|\s*$)|"
-    r"(?:sorry|oops|my bad|my mistake)(?=\s*[,:;.!-]|\s+i\s+mean)|scratch that|i meant|i mean|no wait|wait no|"
+    # "sorry, …", "my bad — 11 September", "Sorry it's meeting room 2 not 3", "oops 124 not 142"
+    r"(?:sorry|oops|my bad|my mistake)(?=\s*[,:;.!—–-]|\s+i\s+mean|\s+(?:it'?s|it is)\b|\s+\d[\w.,%]*\s+not\s)|scratch that|i meant|i mean|no wait|wait no|"
     r"(?:actually|no)(?=[\s,]+(?:it'?s|it is|it'll be|it will be|make that|that should be|i meant)\b)|"
+    r"actually(?=[\s,]+(?:from|on|in|at|until|by)\s+[\w-]+(?:\s+[\w-]+)?\s*(?:$|[.,;!—–-]))|"  # "actually from february 1 — paperwork"
     r"(?:it'?s|it is|it'll be|it will be)\s+actually\b)[\s,:;.!—–-]*",
     re.I,
 )
@@ -69,7 +76,7 @@ _LEAD = re.compile(
     r"^(?:(?:actually|no|sorry|i meant|i mean|i'?m sorry)[\s,]+)*(?:it'?s|it is|it'll be|it will be|that'?s|that should be|should be|make that|make it|"
     r"i meant|i mean|meant|we'?re going with|we are going with|going with|we'?ll use|we went with|it'?ll be|"
     r"it(?:'?s| has)? moved to|moved to|it went to|we(?:'?re| are| were) (?:at|in)|(?:her|his|their|the) name'?s|(?:her|his|their|the) name is)?"
-    r"\s*(?:in|at|on|to|the|a|an)?\s*",
+    r"\s*(?:(?:in|at|on|to|from|until|by|the|a|an)\b)?\s*",  # (whole words: "Frome", "Tony", "Anna" are names)
     re.I,
 )
 # Words after the new value that are no part of it: "it's Ashton Court again this year", "Fridays instead".
@@ -181,7 +188,9 @@ def correction_read(text: str, *, previous: str = "", previous_speaker: str = ""
         rest_value = rest[: negated.start()]
     else:
         rest_value = rest
-        if not reply and (away := _OUT_OF.search(rest)):  # (a reply's "I'm off to bake" is its own talk)
+        # (in its first sentence: "… — paperwork. I still sign off every new recipe" names no old value; a reply's "I'm off to
+        # bake" is its own talk)
+        if not reply and (away := _OUT_OF.search(re.split(r"(?<=[.!?])\s+", rest, maxsplit=1)[0])):
             wrong = away["wrong"].strip()
     # The value: the first clause that is a bare value after its lead-in words ("150", "it's Ghent",
     # "we're going with Confluent Cloud"), at most five words, none of them a verb of its own; or one that
@@ -194,6 +203,9 @@ def correction_read(text: str, *, previous: str = "", previous_speaker: str = ""
         stated = bool(_SAYS_VALUE.match(clause))
         bare = _AFTER_VALUE.sub("", _LEAD.sub("", clause, count=1)).strip(" .!?;,")
         value = _clause_value(bare)
+        if not value and wrong and (wrong_shape := _shape_of(wrong)) and wrong_shape != "name" \
+                and len(of_shape := _spans(bare, wrong_shape)) == 1:
+            value = of_shape[0][0]  # "it's meeting room 2 not 3": the one value of the wrong one's shape
         if value and reply and not stated and not wrong and (_shape_of(value) == "name" or not asked):
             value = ""  # a reply's bare word is its own talk ("Wow", "Thanks", "Hey Tim", "5 years already!")
         if value:
@@ -222,8 +234,8 @@ def _said_instead(wrong: str, right: str) -> str:
     return ""
 
 
-# A clause that says what a thing is: "the code is RIDGE15", "our unit is 121".
-_IS_VALUE = re.compile(r"^(?:(?:the|our|my|your)\s+)?[\w'-]+(?:\s+[\w'-]+)?\s+(?:is|are)\s+(?P<value>.+)$", re.I)
+# A clause that says what a thing is: "the code is RIDGE15", "our unit is 121", "the tender return date is 9 October".
+_IS_VALUE = re.compile(r"^(?:(?:the|our|my|your)\s+)?[\w'-]+(?:\s+[\w'-]+){0,2}\s+(?:is|are)\s+(?P<value>.+)$", re.I)
 
 
 # A value followed by its verb is the subject of a statement, not the value said: "the Ellen was booked".
@@ -312,27 +324,46 @@ def holds_shape(previous: str, correction: str, *, previous_speaker: str = "") -
     previous = re.sub(r"[’‘]", "'", previous)
     if read.reply and (questions := [q for q in checking_questions(previous) if _replaced_span(q, read)]):
         previous = questions[0]
-    if read.wrong and re.search(rf"(?<![\w]){re.escape(read.wrong)}(?![\w])", previous, re.I):
+    if read.wrong and _wrong_found(previous, read.wrong) is not None:
         return True
+    if read.wrong and _shape_of(read.wrong) in ("name", "code", _shape_of(read.value)):
+        # "sorry, I meant Snowflake, not Databricks", "sunset is 31 May, not 30 April": the statement that said the wrong
+        # value, not the one just before ("I meant the 11th, thursday not wednesday" still corrects "10 July")
+        return False
     shape = _shape_of(read.value)
     if shape == "day" and not _spans(previous, "day"):
         return _day_of_date(previous) is not None
+    if shape == "date" and not _spans(previous, "date") and len(_spans(previous, "month")) == 1:
+        return True  # "actually from february 1" for "from january"
     return shape is not None and any(normalise(m[0]) != normalise(read.value) for m in _spans(previous, shape))
 
 
+def _wrong_found(previous: str, wrong: str) -> re.Match | None:
+    """Where `previous` says the wrong value a correction names ("not the 19th" is the day of "19 June")."""
+    found = re.search(rf"(?<![\w]){re.escape(wrong)}(?:(?<=[a-z])s)?(?![\w])", previous, re.I)  # "not Thursday" for "Thursdays"
+    if found is None and (ordinal := re.fullmatch(r"(\d{1,2})(?:st|nd|rd|th)", wrong.strip(), re.I)):
+        found = re.search(rf"(?<![\w.:]){ordinal[1]}(?:st|nd|rd|th)?(?![\w:])", previous, re.I)
+    return found
+
+
 def _replaced_span(previous: str, read: Correction) -> tuple[int, int, str] | None:
-    if read.wrong:
-        found = re.search(rf"(?<![\w]){re.escape(read.wrong)}(?![\w])", previous, re.I)
-        if found is None and (ordinal := re.fullmatch(r"(\d{1,2})(?:st|nd|rd|th)", read.wrong.strip(), re.I)):
-            found = re.search(rf"(?<![\w.:]){ordinal[1]}(?:st|nd|rd|th)?(?![\w:])", previous, re.I)  # "not the 19th" for "19 June"
-        if found:
-            return _widened(previous, found.start(), found.end(), read.value, _shape_of(read.wrong) or "name")
+    if read.wrong and (found := _wrong_found(previous, read.wrong)):
+        return _widened(previous, found.start(), found.end(), read.value, _shape_of(read.wrong) or "name")
     shape = _shape_of(read.value)
     if shape == "day" and not _spans(previous, "day"):
         # "no wait, it's the 24th" after "the inspection is 17 October": the day of the statement's one date
         return _day_of_date(previous)
     if shape is None:
         return None
+    if not _SHAPE[shape].fullmatch(read.value.strip(" .,!?")):
+        # A phrase holding values of several shapes ("WEDNESDAY night 8pm" for "Thursday night 8pm"): the first shape whose
+        # value differs from the statement's one value of that shape
+        for phrase_shape, pattern in _SHAPES[:_PHRASE_SHAPES]:
+            if (part := pattern.search(read.value)) and len(said := _spans(previous, phrase_shape)) == 1 \
+                    and normalise(said[0][0]) != normalise(part[0]):
+                return said[0][1], said[0][2], phrase_shape
+    if shape == "date" and not _spans(previous, "date") and len(months := _spans(previous, "month")) == 1:
+        return months[0][1], months[0][2], "month"  # "from february 1" for "from january": the month said
     value = normalise(read.value)
     # (to a reply, a capital opening the statement is the sentence's, not a name's: "Thanks for your support")
     spans = [m for m in _spans(previous, shape) if normalise(m[0]) != value and not (read.reply and shape == "name" and m[1] == 0)]
@@ -341,8 +372,10 @@ def _replaced_span(previous: str, read: Correction) -> tuple[int, int, str] | No
         # ("Hallie was the Smartwool rep").
         spans = [m for m in spans if set(normalise(m[0]).split()) & read.words]
     if shape in ("name", "code") and len(spans) != 1:
-        # Several names: the one the correction mentions too ("the Lokalise quote was silly").
-        spans = [m for m in spans if set(normalise(m[0]).split()) & read.words]
+        # Several names: the one the correction mentions too ("the Lokalise quote was silly"), else the one the new
+        # value repeats a word of ("typo: Callum Reid" for "Callum Reed", not "Rachel Dunmore")
+        spans = [m for m in spans if set(normalise(m[0]).split()) & read.words] \
+            or [m for m in spans if set(normalise(m[0]).split()) & set(value.split())]
     elif len(spans) > 1 and (mentioned := [m for m in spans if set(normalise(m[0]).split()) & read.words]):
         spans = mentioned
     if len(spans) == 1:
@@ -404,7 +437,7 @@ def _shape_of(value: str) -> str | None:
         if (m := pattern.fullmatch(value)) is not None:
             return shape
     # "end of July", "every 2nd Thursday": a phrase around one value of a shape
-    for shape, pattern in _SHAPES[:4]:
+    for shape, pattern in _SHAPES[:_PHRASE_SHAPES]:
         if pattern.search(value) and len(value.split()) <= 4:
             return shape
     return None

@@ -15,6 +15,15 @@ _WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _NUM = r"(?:\d+|a couple of|couple of|a few|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
 _UNIT = r"(?:days?|weeks?|months?|years?)"
 
+# "this year", "next year's": a year named by how far it is from the year it was said in
+YEARS_AWAY = {"this": 0, "next": 1, "last": -1}
+
+
+def year_named(word: str, said_in: int) -> int:
+    """The year that "this / next / last year" names, said in `said_in`."""
+    return said_in + YEARS_AWAY[word.lower()]
+
+
 # Date phrases, most specific first. `since`/`for` phrases say when a state began (valid_from)
 # but not when the episode happened; the others say both.
 _DATE_PATTERNS: list[tuple[str, re.Pattern]] = [
