@@ -21,9 +21,9 @@ from pydantic import BaseModel, Field
 
 from memoryweb.errors import InvalidInput
 from memories.extraction.offline.dates import year_named
-from memories.extraction.offline.amend import CORRECTION_AMONG, CORRECTION_WITHIN, amended, holds_shape
+from memories.extraction.offline.amend import CORRECTION_AMONG, CORRECTION_WITHIN, amended, holds_shape, restated
 from memories.extraction.offline.words import NOT_NAMES
-from memories.extraction.vocabulary import FUNCTION_PHRASES, TOOL_WORDS, function_key, is_single_valued
+from memories.extraction.vocabulary import FUNCTION_PHRASES, FUNCTION_SYNONYMS, TOOL_WORDS, function_key, is_single_valued
 from memories.models import Entity, Episode, Fact, FactStatus, Scope
 from memories.normalize import normalize_name, normalize_value
 from retrieval.intents import asks_history, attributes_asked, mentions_first_person, priority_attributes, reverse_asked
@@ -78,14 +78,14 @@ def answer(*, scope: Scope, question: str, speaker: str = "", k: int = 10, now: 
     result = recall_evidence(scope=scope, query=question, k=k, speaker=speaker, now=now, as_of=as_of)
     facts = [item for item in result.items if item.kind == "fact"]
     direct, used = _direct_answer(scope=scope, question=question, speaker=speaker, facts=facts, now=now, as_of=as_of)
-    span, spoken = ("", None) if direct else _evidence_answer(question, result.items, scope=scope, current=as_of is None)
+    span, spoken = ("", None) if direct else _evidence_answer(question, result.items, scope=scope, current=as_of is None, asker=speaker)
     quoted = result.items
     if not direct and not span:
         # No fact answers, yet facts about others can fill the evidence (every "X lives in Y" for "where does Oskar
         # live?") and push out the words that answer: the same question asked of what was said alone gives the span,
         # and the quote leaves out the facts about anyone the question does not name.
         said = recall_evidence(scope=scope, query=question, k=k, speaker=speaker, now=now, as_of=as_of, filters={"kinds": ["episode", "turn"]})
-        span, spoken = _evidence_answer(question, said.items, scope=scope, current=as_of is None)
+        span, spoken = _evidence_answer(question, said.items, scope=scope, current=as_of is None, asker=speaker)
         quoted = _about_those_named(scope, question, speaker, result.items, said.items)
     if direct:
         cited = used
@@ -298,8 +298,11 @@ def _terms(text: str) -> set[str]:
     text = re.sub(r"\bstand[- ]ups?\b", "standup", text)
     text = re.sub(r"\bea\b", "early access", text)  # an abbreviation teams say
     text = re.sub(r"\b(?:go|goes|went|gone|going)\s+live\b", "launch", text)  # a launch, not a home
-    for phrase, key in FUNCTION_PHRASES.items():  # "continuous integration" is CI
-        text = re.sub(rf"\b{re.escape(phrase)}\b", key, text)
+    for phrase, key in FUNCTION_PHRASES.items():
+        # "continuous integration" is CI, and its words are still said unless one names a function of its own
+        # ("password manager": password and manager; "infrastructure as code": infra, not code)
+        kept = " ".join(w for w in phrase.split() if len(w) > 2 and function_key(w) not in _FUNCTION_KEYS)
+        text = re.sub(rf"\b{re.escape(phrase)}\b", f"{key} {kept}", text)
     for word in re.findall(r"[a-z0-9_]+", text):
         out |= _ASKS.get(word, set())
         if word in _STOP:
@@ -323,6 +326,7 @@ def _word(word: str) -> str:
     return term
 
 
+_FUNCTION_KEYS = frozenset(FUNCTION_SYNONYMS.values()) | frozenset(FUNCTION_PHRASES.values())
 _TERM_SYNONYMS = {
     **{w: "tool" for w in TOOL_WORDS}, "hosted": "code", "favourite": "favorite", "best": "favorite", "preferred": "favorite",
     "when": "date", "day": "date", "often": "schedule", "frequently": "schedule", "lives": "live", "living": "live",
@@ -355,7 +359,7 @@ def question_attributes(question: str, facts, *, as_of: datetime | None = None, 
         from django.utils import timezone
 
         said.add(str(year_named(year[1], (now or timezone.now()).year)))
-    best, best_score = None, (0, 0, 0.0)
+    best, best_score = None, (0, 0, 0.0, 0)
     past_job = _PAST_JOB.search(question)
     for attribute in sorted(facts.order_by().values_list("attribute", flat=True).distinct()[:1000]):
         if attribute == "worked_at" and not past_job:
@@ -366,10 +370,15 @@ def question_attributes(question: str, facts, *, as_of: datetime | None = None, 
             continue
         if len(words) == 1 and not _said_as_head(words[0], question):
             continue  # "which room do we use for client meetings?" asks about meetings, not the client
+        if words[-1] == "tool" and len(content) == 1 and _asks_aspect(content[0], question):
+            continue  # "what's the infrastructure budget?" asks the budget, not infra_tool
         said_generic = sum(1 for w in words if w in _GENERIC_TERMS and w in said)
         # Most words said first; then the attribute said most fully ("decide about the dashboard":
         # decision, wholly said, before dashboard_tool, half said).
-        score = (len(content), said_generic, (len(content) + said_generic) / len(words))
+        # Last, the attribute whose words the question says as they are ("where is our email hosted?": email_tool,
+        # not code_tool through hosted → code)
+        literal = sum(1 for w in attribute.split("_") if re.search(rf"\b{re.escape(w)}", question, re.I))
+        score = (len(content), said_generic, (len(content) + said_generic) / len(words), literal)
         if score > best_score:
             best, best_score = attribute, score
     if best is not None:
@@ -382,6 +391,20 @@ def question_attributes(question: str, facts, *, as_of: datetime | None = None, 
     if as_of is not None:  # "was the 2025 offsite in Ljubljana?": of the offsites, one that held then
         facts = facts.filter(Q(valid_from__isnull=True) | Q(valid_from__lte=as_of), Q(valid_to__isnull=True) | Q(valid_to__gt=as_of))
     return _headed(said, facts, question)
+
+
+# What a question may ask about a function other than its tool: "the infrastructure budget", "the email password".
+_ASPECTS = frozenset("budget budgets cost costs price prices bill bills spend contract contracts renewal licence license licences "
+                     "licenses deadline deadlines date dates owner owners lead leads manager password passwords login logins address "
+                     "number phone rep account accounts quote quotes invoice invoices fee fees rate rates".split())
+
+
+def _asks_aspect(term: str, question: str) -> bool:
+    """Whether the question says `term` only before another aspect of it (`_ASPECTS`: "the infrastructure budget for
+    2027", "the wiki owner"), not as the thing whose tool it asks."""
+    tokens = re.findall(r"[a-z0-9_]+", question.lower())
+    at = [i for i, token in enumerate(tokens) if _word(token) == term]
+    return bool(at) and all(i + 1 < len(tokens) and tokens[i + 1] in _ASPECTS for i in at)
 
 
 def _said_as_head(term: str, question: str) -> bool:
@@ -606,20 +629,32 @@ def _label(fact: Fact) -> str:
 _NOW_WORDS = re.compile(r"\b(?:these\s+days|nowadays|at\s+the\s+moment|right\s+now|currently)\b", re.I)
 
 
-def _evidence_answer(question: str, items: list[RecallItem], *, scope: Scope | None = None, current: bool = True) -> tuple[str, RecallItem | None]:
+# Someone who says they are the one to go to ("please ask me first", "book it through me", "questions come to me").
+_ASK_ME = re.compile(r"\b(?:ask|through|via|contact|ping|email|message|see|with|past|come to|talk to|speak to|go to|check with)\s+me\b", re.I)
+
+
+def _evidence_answer(question: str, items: list[RecallItem], *, scope: Scope | None = None, current: bool = True,
+                     asker: str = "") -> tuple[str, RecallItem | None]:
     """When no fact answers but what was said does ("We moved our CI from Jenkins to GitHub
     Actions" for "what CI do we use?"): the sentence of the evidence sharing most content words
     with the question; the answer's first line is the span of it that answers ("GitHub Actions",
     `_answering_span`), then the sentence quoted with who said it and when. The question's words of
     time ("these days", "nowadays") say when, not what: they only break ties between sentences
     ("… living in Northampton these days" is not chosen for "who looks after the carrier integrations
-    these days?", but "I look after X these days" is over "the flat looks out on …")."""
+    these days?", but "I look after X these days" is over "the flat looks out on …"). A question in the first person
+    singular ("where do I live?") asked by `asker` is answered only by what the asker said, or what names them: "gus
+    lives in Elmwood" is no answer to anyone else's "where do I live?", but "please ask me first" answers "who do I ask?"."""
     said_all = _terms(question) - _GENERIC_TERMS
     said = (_terms(_NOW_WORDS.sub(" ", question)) - _GENERIC_TERMS) or said_all
     if not said:
         return "", None
     scored = []
+    mine = asker.strip().casefold() if asker and mentions_first_person(question) else ""
+    who = expected_kind(question) == "person"
     for rank, item in enumerate(items):
+        if mine and (item.speaker or "").casefold() != mine and not re.search(rf"\b{re.escape(mine)}\b", (item.text or "").casefold()) \
+                and not (who and _ASK_ME.search(item.text or "")):
+            continue  # someone else's words about someone else (not "please ask me first" for "who do I ask?")
         for sentence in re.split(r"(?<=[.!?])\s+", item.text or ""):
             terms = _terms(sentence)
             scored.append((len(said & terms), -rank, sentence.strip(), item, len(said_all & terms), sentence.rstrip().endswith("?")))
@@ -644,7 +679,7 @@ def _evidence_answer(question: str, items: list[RecallItem], *, scope: Scope | N
         meant, later = _as_corrected(scope, item, sentence)
         if asked and later is None:
             continue
-        if found := _answering_span(question, meant, item, scope=scope):
+        if found := _answering_span(question, meant, item, scope=scope, asker=mine):
             best, best_item, span, correction, best_meant = sentence, item, found, later, meant
             break
     if best_item is None:
@@ -722,7 +757,8 @@ def _corrected_away(said: str, meant: str) -> set[str]:
 def _as_corrected(scope: Scope | None, item: RecallItem, sentence: str) -> tuple[str, Episode | None]:
     """`sentence` as a short correction said soon after it (among the scope's next CORRECTION_AMONG
     episodes within CORRECTION_WITHIN) says it should have been ("we bought 120 new CT40s", then
-    "sorry, 150": "we bought 150 new CT40s"), with the correction's episode;
+    "sorry, 150": "we bought 150 new CT40s"; or one said as a whole statement naming the wrong value, `amend.restated`),
+    with the correction's episode;
     else the sentence as said and None. Any speaker may correct (`amend.amended` decides whether
     the later text corrects this sentence at all)."""
     episode_id = (item.source or {}).get("episode")
@@ -736,7 +772,8 @@ def _as_corrected(scope: Scope | None, item: RecallItem, sentence: str) -> tuple
              .order_by("occurred_at", "pk")[:CORRECTION_AMONG])
     between: list[tuple[str, str]] = []
     for episode in later:
-        if meant := amended(sentence, episode.text, same_speaker=episode.speaker == said["speaker"], previous_speaker=said["speaker"]):
+        if meant := (amended(sentence, episode.text, same_speaker=episode.speaker == said["speaker"], previous_speaker=said["speaker"])
+                     or restated(sentence, episode.text)):
             if not any(holds_shape(text, episode.text, previous_speaker=by) for text, by in between):
                 return meant, episode  # about this sentence, not a statement in between
         between.append((episode.text, episode.speaker))
@@ -748,12 +785,12 @@ _NOT_CURRENT = re.compile(r"\b(?:from|not|instead of|replaced|left|dropped|ditch
 _CAPITALISED_RUN = re.compile(r"(?<![\w'])(?:[A-Z0-9][\w.&+'-]*)(?:\s+(?:[A-Z0-9][\w.&+'-]*|(?:of|de|la|du)\b))*(?:\s+[A-Z0-9][\w.&+'-]*)?")
 
 
-def _answering_span(question: str, sentence: str, item: RecallItem, *, scope: Scope | None) -> str:
+def _answering_span(question: str, sentence: str, item: RecallItem, *, scope: Scope | None, asker: str = "") -> str:
     """The words of `sentence` that answer `question`: the value of the fact the offline
     extractor reads in it whose attribute the question names (the one reading of sentence
     structure, `memories.extraction.offline`); else the first capitalised phrase the question
     does not say and no "from" / "not" marks as the old value. Never a value the scope holds
-    only as superseded or corrected."""
+    only as superseded or corrected, nor the name of the `asker` who asks about themself ("where did I grow up?")."""
     from django.utils import timezone
 
     from memories.extraction.offline import extract
@@ -778,7 +815,7 @@ def _answering_span(question: str, sentence: str, item: RecallItem, *, scope: Sc
         value = max(candidates, key=lambda c: c[0])[1]
         if not _only_past(scope, value):
             return value
-    question_words = set(normalize_name(question).split())
+    question_words = set(normalize_name(question).split()) | ({normalize_name(asker)} if asker else set())
     if how_many := re.match(r"^\s*how\s+(?:many|much)\s+(?P<what>\w+)", question, re.I):
         # "how many languages …?" → "8 languages": the number the sentence says, with what it counts
         for number in re.finditer(r"(?<![\w.])[$€£]?\d[\d,.]*(?:\s+[a-z]+)?", sentence):

@@ -17,7 +17,9 @@ _WEEKDAYS = [d.lower() for d in calendar.day_name]
 _WEEKDAY = "|".join(_WEEKDAYS)
 
 _ASKS_DATE = re.compile(r"^\s*(?:since\s+when|by\s+when|until\s+when|when\b(?!\s+(?:do|does|is|are)\s+\w+\s+(?:usually|normally)\b)|"
-                        r"(?:on\s+|by\s+)?(?:what|which)\b[\w\s'’]*?\bdates?\b)", re.I)  # "what was Felix's start date?", "what were the dates of …?"
+                        r"(?:on\s+|by\s+)?(?:what|which)\b[\w\s'’]*?\bdates?\b|(?:in\s+)?(?:what|which)\s+(?:week|month|year)\b)", re.I)
+# ("what was Felix's start date?", "what were the dates of …?", "which week of September …?", "in which month …?"; not "which day":
+# a weekday is answered as said)
 _ASKS_PLACE = re.compile(r"^\s*(?:where\b|(?:in\s+|on\s+|at\s+)?which\s+(?:city|town|country|venue|room|office|pub|bar|hotel|street|road|building|theatre|car\s+park)\b)", re.I)
 _ASKS_PERSON = re.compile(r"^\s*(?:who|whom|whose)(?:'s|\s)", re.I)
 
@@ -31,6 +33,8 @@ _SAID_DATES = [
 _RELATIVE = re.compile(rf"\b(?P<which>next|last|this|on|since|from|by|until)?\s*(?P<day>{_WEEKDAY}|yesterday|today|tonight|tomorrow)\b(?!s\b)", re.I)
 _RECURRING = re.compile(rf"\b(?:every(?:\s+other)?\s+(?:{_WEEKDAY})|(?:on\s+)?(?:{_WEEKDAY})s(?:\s+(?:mornings?|afternoons?|evenings?|nights?))?)\b", re.I)
 _PAST = re.compile(r"\b(?:was|were|went|had|did|got|been|since|ago|last|yesterday)\b|\b\w{3,}ed\b", re.I)
+# A date moved: its old day is said after "from" ("the launch moved from 12 May to 9 June").
+_MOVED = re.compile(r"\b(?:mov|push|postpon|reschedul|shift|bring|brought|chang|slip|slid|delay|switch)\w*\b", re.I)
 _MONTH_ONLY = re.compile(rf"\b(?:in|since|from|by|until|end of|start of)\s+(?:(?:early|mid|late)\s+)?(?:{_MONTHS})\b", re.I)
 
 
@@ -101,8 +105,9 @@ def _dates_in(sentence: str, said_at: datetime | None) -> list[tuple[int, str]]:
     def add(match: re.Match, text: str) -> None:
         if any(a < match.end() and match.start() < b for a, b, _ in taken):
             return  # inside a longer phrase already taken ("13 to 17 October" holds "17 October")
-        if re.search(r"\b(?:not|instead of|from)\s+$", sentence[: match.start()], re.I):
-            return  # "6 January, not 3 January": the wrong value; "from 12 May to 9 June": the old one
+        before = sentence[: match.start()]
+        if re.search(r"\b(?:not|instead of)\s+$", before, re.I) or (re.search(r"\bfrom\s+$", before, re.I) and _MOVED.search(before)):
+            return  # "6 January, not 3 January": the wrong value; "pushed from 12 May to 9 June": the old one (not "on leave from 3 May")
         taken.append((match.start(), match.end(), text))
 
     past = bool(_PAST.search(sentence))
@@ -118,7 +123,12 @@ def _dates_in(sentence: str, said_at: datetime | None) -> list[tuple[int, str]]:
             add(match, _day_said(_relative_day(match["which"], match["day"], said_at, past=past)))
     for match in _MONTH_ONLY.finditer(sentence):
         add(match, match[0].strip())
+    for match in _YEAR_ALONE.finditer(sentence):  # "founded in 2016": a year said alone, when nothing says more
+        add(match, match["year"])
     return [(start, text) for start, _, text in sorted(taken)]
+
+
+_YEAR_ALONE = re.compile(r"\b(?:in|since|by|until|of|around)\s+(?P<year>(?:19|20)\d\d)\b(?![%]|[.,]\d)", re.I)
 
 
 def _with_year(said: str, said_at: datetime | None, *, past: bool) -> str:

@@ -102,6 +102,11 @@ FUNCTION_SYNONYMS = {
     "sound": "audio", "videoconferencing": "video", "videocalls": "video", "reporter": "report",
     "neighborhood": "neighbourhood", "neighbourhoods": "neighbourhood", "neighborhoods": "neighbourhood", "district": "neighbourhood",
     "wikis": "wiki", "retrospective": "retro", "retrospectives": "retro",
+    # a business's functions in their other common words (stop 43): one name for each
+    "observability": "monitoring", "apm": "monitoring", "iac": "infra", "infrastructure": "infra", "bi": "dashboard",
+    "etl": "data_pipeline", "toggles": "feature_flag", "toggle": "feature_flag", "roster": "rota", "rosters": "rota",
+    "rotas": "rota", "electricity": "energy", "parcels": "courier", "parcel": "courier", "till": "pos", "tills": "pos",
+    "epos": "pos", "webstore": "webshop", "ecommerce": "webshop",
 }  # fmt: skip
 # Function names of more than one word, said as one ("continuous integration" is CI).
 FUNCTION_PHRASES = {
@@ -110,7 +115,15 @@ FUNCTION_PHRASES = {
     "bug tracking": "ticket", "error tracking": "error", "error reporting": "error", "crash reporting": "crash_report",
     "crash reports": "crash_report", "crash reporter": "crash_report", "crash reporters": "crash_report", "on call": "on_call",
     "source code": "code", "knowledge base": "wiki", "video calls": "video", "video call": "video", "video conferencing": "video",
-    "video meetings": "video", "build server": "ci", "build servers": "ci", "build system": "ci", "stand up": "standup", "stand-up": "standup", "daily sync": "standup", "early access": "early_access",
+    "video meetings": "video", "build server": "ci", "build servers": "ci", "build system": "ci", "stand up": "standup",
+    "stand-up": "standup", "daily sync": "standup", "early access": "early_access",
+    # (stop 43) a business's functions in their other common words
+    "infrastructure as code": "infra", "business intelligence": "dashboard", "feature flags": "feature_flag",
+    "feature flag": "feature_flag", "feature toggles": "feature_flag", "feature toggle": "feature_flag",
+    "outage page": "status_page", "incident page": "status_page", "point of sale": "pos", "online shop": "webshop",
+    "online store": "webshop", "web shop": "webshop", "mailing list": "newsletter", "email marketing": "newsletter",
+    "shift scheduling": "rota", "staff scheduling": "rota", "password manager": "password", "secrets management": "secret",
+    "secrets manager": "secret",
 }  # fmt: skip
 
 # "Actually, it's Porto, not Lisbon" names no attribute: the extractor says this, and the memory
@@ -161,6 +174,7 @@ def function_key(words: str) -> str:
     """"the billing service" → "payment", "on-call" → "on_call", "CI" → "ci", "dashboards" → "dashboard"."""
     out = []
     words = " ".join(words.lower().replace("-", " ").replace("_", " ").split())
+    words = re.sub(r"\b(?:all|each|every|any)\s+(?:of\s+)?(?=(?:the|our)\b)", "", words)  # "all the infra" is the infra
     for phrase, key in FUNCTION_PHRASES.items():
         words = re.sub(rf"\b{re.escape(phrase)}\b", key.replace("_", "\u0000"), words)
     for word in words.split():

@@ -320,3 +320,35 @@ def test_a_correction_naming_its_wrong_value_is_about_the_statement_that_said_it
 ])
 def test_chat_that_only_looks_like_these_shapes_corrects_nothing(previous, correction):
     assert amended(previous, correction) is None
+
+
+@pytest.mark.parametrize("previous, correction, meant", [
+    ("off to the first-aid course in Perth next week", "Small correction: the first-aid course is in Stirling, not Perth.",
+     "off to the first-aid course in Stirling next week"),
+    ("The new depot will have 6 bays.", "Correction: 9 bays at the new depot, not 6. The council approved the extension",
+     "The new depot will have 9 bays."),
+    ("the standup is at 9:30", "Correction: standup is at 10:00, not 9:30", "the standup is at 10:00"),
+])
+def test_a_correction_said_as_a_whole_statement_restates_the_earlier_sentence(previous, correction, meant):
+    from memories.extraction.offline.amend import restated
+
+    assert restated(previous, correction) == meant
+
+
+@pytest.mark.parametrize("previous, correction", [
+    ("we went to Leeds", "I am not sure about that"),  # no correction
+    ("the course is in Perth", "Correction: the audit is in May, not June"),  # its wrong value is not in the sentence
+])
+def test_a_whole_statement_that_names_no_wrong_value_of_the_sentence_restates_nothing(previous, correction):
+    from memories.extraction.offline.amend import restated
+
+    assert restated(previous, correction) is None
+
+
+@pytest.mark.django_db
+def test_an_answer_quotes_an_earlier_sentence_as_a_whole_statement_corrected_it(say):
+    say("kirsty", "tomasz and i are off to the first-aid course in Perth next week 🩹", "2025-09-29")
+    say("shona", "Small correction: the first-aid course is in Stirling, not Perth.", "2025-10-01")
+    reply = answer(scope=say.cast.scope_a, question="Where was the first-aid course Kirsty and Tomasz went on?",
+                   now=datetime(2026, 12, 1, tzinfo=UTC)).text
+    assert "Stirling" in reply and "Perth" not in reply.split("\n")[0]

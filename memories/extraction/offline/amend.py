@@ -295,6 +295,24 @@ def amended(previous: str, correction: str, *, same_speaker: bool = True, previo
     return _declarative(meant, value_at=start) if question else meant
 
 
+def restated(previous: str, correction: str) -> str | None:
+    """`previous` with the wrong value a correction said as a whole statement names, replaced by the value the
+    statement says just before it ("Small correction: the dental course is in Dundee, not Glasgow" for "off to the
+    dental course in Glasgow next week"), or None. The extractor reads such a statement on its own; the answers use
+    this to quote what an earlier sentence should have said."""
+    text = re.sub(r"[’‘]", "'", (correction or "").strip())
+    opened = _OPENING.match(text)
+    if opened is None or not opened.group(0).strip() or (negated := _NOT.search(text, opened.end())) is None:
+        return None
+    wrong = negated["wrong"].strip()
+    shape = _shape_of(wrong)
+    said = _spans(text[opened.end():negated.start()], shape) if shape else []
+    found = _wrong_found(re.sub(r"[’‘]", "'", previous or ""), wrong)
+    if not said or found is None or normalise(said[-1][0]) == normalise(wrong):
+        return None
+    return previous[: found.start()] + said[-1][0] + previous[found.end():]
+
+
 def answers_question(previous: str, correction: str, *, previous_speaker: str = "") -> bool:
     """Whether `correction` is a reply to a checking question of `previous` with another value (`amended` then
     gives the statement the question checked, not `previous` itself)."""

@@ -119,6 +119,8 @@ def common_subject(text: str, ctx: Context) -> bool:
         return True
     if any((w[:1].islower() and w.isalpha()) or w[:1].isdigit() for w in lead[1:]):  # "Kraków offsite", "Season 16"
         return True
+    if len(head) == 1 and known_function(head[0]) and head[0].lower() not in ctx.people:
+        return True  # "Payroll is on BrightPay", "Paging goes through incident.io": one word, a function
     verb_word = verb[0].strip()
     return len(head) == 1 and bool(_PLURAL_VERB.fullmatch(verb_word)) and head[0].lower().endswith("s")
 

@@ -34,7 +34,12 @@ def _tool(value: str, clause: Clause) -> str | None:
     """A tool's name as said after a verb; words that describe it before its name are no part of it ("the uni
     GitLab", "our new Nextcloud")."""
     value = re.sub(r"^(?:the|our)\s+(?:(?!called\b|named\b|of\b|in\b|at\b)(?-i:[a-z])[\w\-]*\s+){1,2}(?=(?-i:[A-Z]))", "", value.strip(), flags=re.I)
+    if brand := _ADDRESS.match(value):
+        return brand[0]  # a brand typed as its address: "incident.io", "linear.app"
     return proper_name(cut_value(value), clause)
+
+
+_ADDRESS = re.compile(r"[a-z][a-z0-9-]*\.(?:io|ai|app|dev|so|sh|cloud)(?![\w.])")
 
 
 def _owner(fn: str, subject: str, ctx: Context) -> str:
@@ -61,7 +66,11 @@ _KNOWN_FUNCTIONS = frozenset(
     "backlog on-call oncall paging alerting billing payments payment design designs dashboards dashboard monitoring "
     "analytics crm hosting cloud database db queue search storage editor ide logging logs errors error tracking spec specs "
     "crash reports testing tests "
-    "deploys deployments deploy auth sso calendar video email".split()
+    "deploys deployments deploy auth sso calendar video email "
+    # a business's functions, in any trade (issue 24: teams that are no software teams)
+    "payroll rota rotas bookings booking invoicing invoices expenses accounts accounting bookkeeping hr leave "
+    "timesheets insurance banking energy electricity broadband internet phones newsletter website webshop tills till pos "
+    "stock inventory courier couriers shipping printing secrets".split()
 )
 _KNOWN_KEYS = frozenset(function_key(f) for f in _KNOWN_FUNCTIONS) - {""}
 # Things a team has whose "the X is Y" is a fact of the team: where, when, how much, who.
@@ -594,8 +603,8 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
     underway = re.match(r"^(?P<what>[a-z][\w\-' ]{0,40}?)\s+(?:is|are)\s+(?:moving|switching|migrating|changing)\s", rest, re.I)
     if underway and clause.valid_from is not None and clause.valid_from <= ctx.occurred_at:
         rest = re.sub(r"\s(?:is|are)\s+(moving|switching|migrating|changing)\s", lambda v: " " + _DONE[v[1].lower()] + " ", rest, count=1, flags=re.I)
-    # (and in the passive: "secrets have been moved from Vault to AWS Secrets Manager", "repos were moved from …")
-    if (m := re.match(r"^(?P<what>[a-z][\w\-' ]{0,40}?)\s+(?:has\s+|have\s+|(?:is|are|was|were|has been|have been|had been)\s+)?(?:changed|switched|moved|went|gone|migrated|changes|switches|moves|migrates)\s+from\s+(?P<a>.+?)\s+to\s+(?P<b>.+)$", rest, re.I)):
+    # (and in the passive: "secrets have been moved from Vault to AWS Secrets Manager", "repos were moved from …"; "out of … into …")
+    if (m := re.match(r"^(?P<what>[a-z][\w\-' ]{0,40}?)\s+(?:has\s+|have\s+|(?:is|are|was|were|has been|have been|had been)\s+)?(?:changed|switched|moved|went|gone|migrated|changes|switches|moves|migrates)\s+(?:from|out\s+of|off)\s+(?P<a>.+?)\s+(?:to|into|onto)\s+(?P<b>.+)$", rest, re.I)):
         what = m["what"]
         if singular(what.split()[-1]).lower() in TEAM_THINGS:
             old, new = _tool(m["a"], clause), _tool(m["b"], clause)
@@ -750,16 +759,17 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
     else:
         attribute = None
     named = proper_name(cut_value(value), clause) if value[:1].isalpha() else None  # "40,000 euros" is no name
-    if named is None and (on := re.match(r"^(?:on|with|using|via)\s+(?P<tool>.+)$", value, re.I)):
+    if named is None and (on := re.match(r"^(?:(?:up|live|available|posted|published)\s+(?:in|on)|on|with|using|via)\s+(?P<tool>.+)$", value, re.I)):
+        # ("the rota is up in Deputy": the tool it is kept in)
         tool = _tool(on["tool"], clause)  # "the data warehouse is on Redshift for now": a platform the thing is on
-        if tool and said_as_name(tool, clause) and tool.split()[0].lower() not in NOT_NAMES and _day(tool, ctx.occurred_at) is None:
+        if tool and (said_as_name(tool, clause) or _ADDRESS.fullmatch(tool)) and tool.split()[0].lower() not in NOT_NAMES and _day(tool, ctx.occurred_at) is None:
             named, attribute = tool, tool_attribute(what)
     if attribute is None:
         attribute = tool_attribute(what) if named and named[:1].isupper() and (known_function(what) or not the) else canonical_attribute(thing)
     if attribute == "uses":
         return False
-    if not named and re.match(r"^\w+ed\b|^\w+ing\b|^(?:not|no|being|going|getting)\b", value, re.I):
-        return False  # "the offsite has been moved …", "the budget is not …": no value said
+    if not named and re.match(r"^\w+ed\b|^\w+ing\b|^(?:not|no|being|going|getting)\b|^(?:up|down|out|live|ready|done|sorted|over|off)\b", value, re.I):
+        return False  # "the offsite has been moved …", "the budget is not …", "the rota is up": no value said
     if not named and re.match(r"[$€£]?\d", value) and re.search(r"\s(?:on|for|in)\s.*\band\s+[$€£]?\d", value) and len(value.split()) <= 12:
         value = value  # "60 fps on PC and 30 fps on mobile": one value said for each case, kept whole
     else:
