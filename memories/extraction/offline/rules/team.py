@@ -604,7 +604,7 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
     if underway and clause.valid_from is not None and clause.valid_from <= ctx.occurred_at:
         rest = re.sub(r"\s(?:is|are)\s+(moving|switching|migrating|changing)\s", lambda v: " " + _DONE[v[1].lower()] + " ", rest, count=1, flags=re.I)
     # (and in the passive: "secrets have been moved from Vault to AWS Secrets Manager", "repos were moved from …"; "out of … into …")
-    if (m := re.match(r"^(?P<what>[a-z][\w\-' ]{0,40}?)\s+(?:has\s+|have\s+|(?:is|are|was|were|has been|have been|had been)\s+)?(?:changed|switched|moved|went|gone|migrated|changes|switches|moves|migrates)\s+(?:from|out\s+of|off)\s+(?P<a>.+?)\s+(?:to|into|onto)\s+(?P<b>.+)$", rest, re.I)):
+    if (m := re.match(r"^(?P<what>[a-z][\w\-' ]{0,40}?)\s+(?:has\s+|have\s+|(?:is|are|was|were|has been|have been|had been)\s+)?(?:changed|switched|moved|went|gone|migrated|changes|switches|moves|migrates)\s+(?:from|out\s+of)\s+(?P<a>.+?)\s+(?:to|into)\s+(?P<b>.+)$", rest, re.I)):
         what = m["what"]
         if singular(what.split()[-1]).lower() in TEAM_THINGS:
             old, new = _tool(m["a"], clause), _tool(m["b"], clause)
