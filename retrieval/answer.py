@@ -298,11 +298,9 @@ def _terms(text: str) -> set[str]:
     text = re.sub(r"\bstand[- ]ups?\b", "standup", text)
     text = re.sub(r"\bea\b", "early access", text)  # an abbreviation teams say
     text = re.sub(r"\b(?:go|goes|went|gone|going)\s+live\b", "launch", text)  # a launch, not a home
-    for phrase, key in FUNCTION_PHRASES.items():
-        # "continuous integration" is CI, and its words are still said unless one names a function of its own
-        # ("password manager": password and manager; "infrastructure as code": infra, not code)
-        kept = " ".join(w for w in phrase.split() if len(w) > 2 and function_key(w) not in _FUNCTION_KEYS)
-        text = re.sub(rf"\b{re.escape(phrase)}\b", f"{key} {kept}", text)
+    for phrase, pattern, said_as in _PHRASES_SAID:  # "continuous integration" is CI, and its own words are still said
+        if phrase in text:
+            text = pattern.sub(said_as, text)
     for word in re.findall(r"[a-z0-9_]+", text):
         out |= _ASKS.get(word, set())
         if word in _STOP:
@@ -327,6 +325,11 @@ def _word(word: str) -> str:
 
 
 _FUNCTION_KEYS = frozenset(FUNCTION_SYNONYMS.values()) | frozenset(FUNCTION_PHRASES.values())
+# Each function phrase as a question or a sentence is read: the function's name, then the phrase's own words but those
+# that name a function of their own ("password manager": password and manager; "infrastructure as code": infra, not code).
+_PHRASES_SAID = [(phrase, re.compile(rf"\b{re.escape(phrase)}\b"),
+                  " ".join([key, *(w for w in phrase.split() if len(w) > 2 and function_key(w) not in _FUNCTION_KEYS)]))
+                 for phrase, key in FUNCTION_PHRASES.items()]
 _TERM_SYNONYMS = {
     **{w: "tool" for w in TOOL_WORDS}, "hosted": "code", "favourite": "favorite", "best": "favorite", "preferred": "favorite",
     "when": "date", "day": "date", "often": "schedule", "frequently": "schedule", "lives": "live", "living": "live",
