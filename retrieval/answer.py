@@ -20,7 +20,7 @@ from django.db.models import Q
 from pydantic import BaseModel, Field
 
 from memoryweb.errors import InvalidInput
-from memories.extraction.offline.dates import year_named
+from memories.extraction.offline.dates import YEAR as _YEAR, year_named
 from memories.extraction.offline.amend import CORRECTION_AMONG, CORRECTION_WITHIN, amended, holds_shape, restated
 from memories.extraction.offline.words import NOT_NAMES
 from memories.extraction.vocabulary import FUNCTION_PHRASES, FUNCTION_SYNONYMS, TOOL_WORDS, function_key, is_single_valued
@@ -281,7 +281,6 @@ def _direct_answer(*, scope: Scope, question: str, speaker: str, facts: list[Rec
 
 
 _POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
-_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 _STOP = set(
     "a an the of to in on at for by with from and or is are was were be been do does did what which who whom whose when "
     "where why how we us our i me my you your he she they it its this that there here use used using now currently about "

@@ -12,6 +12,8 @@ import calendar
 import re
 from datetime import datetime, timedelta
 
+from memories.extraction.offline.dates import day_said
+
 _MONTHS = "|".join(sorted((m.lower() for m in list(calendar.month_name)[1:] + list(calendar.month_abbr)[1:] if m), key=len, reverse=True))
 _WEEKDAYS = [d.lower() for d in calendar.day_name]
 _WEEKDAY = "|".join(_WEEKDAYS)
@@ -120,7 +122,7 @@ def _dates_in(sentence: str, said_at: datetime | None) -> list[tuple[int, str]]:
         for match in _RELATIVE.finditer(sentence):
             if any(re.fullmatch(r",?\s+(?:the\s+)?", sentence[match.end():start]) for start, _, _ in taken):
                 continue  # "Friday 26 June": the weekday of the date said after it, not the coming Friday
-            add(match, _day_said(_relative_day(match["which"], match["day"], said_at, past=past)))
+            add(match, day_said(_relative_day(match["which"], match["day"], said_at, past=past)))
     for match in _MONTH_ONLY.finditer(sentence):
         add(match, match[0].strip())
     for match in _YEAR_ALONE.finditer(sentence):  # "founded in 2016": a year said alone, when nothing says more
@@ -172,5 +174,3 @@ def _relative_day(which: str | None, day: str, said_at: datetime, *, past: bool)
     return said_at + timedelta(days=ahead)
 
 
-def _day_said(moment: datetime) -> str:
-    return f"{moment.day} {calendar.month_name[moment.month]} {moment.year}"

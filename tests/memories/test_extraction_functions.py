@@ -3,6 +3,8 @@ capitalised word opening the sentence ("Payroll is on BrightPay"), functions of 
 (payroll, rota, bookings, leave, insurance …), a brand typed as its address ("incident.io"), "all the X" as the X, and
 a thing moved "out of" one tool "into" another."""
 
+from datetime import UTC, datetime
+
 import pytest
 
 from retrieval.spans import expected_kind
@@ -43,3 +45,25 @@ def test_a_person_or_an_errand_is_no_function(text):
 ])
 def test_which_week_month_or_year_asks_for_a_date(question, kind):
     assert expected_kind(question) == kind
+
+
+def test_a_thing_up_in_a_tool_is_kept_there_and_up_alone_is_no_value():
+    assert ("Orbit", "volunteer_rota_tool", "Deputy") in read("the volunteer rota is up in Deputy, don't edit other people's shifts")
+    assert [f for f in read("the rota is up") if f[0] == "Orbit"] == []
+
+
+@pytest.mark.parametrize("sentence, expected", [
+    ("The group was founded in 2016 by Ana.", "2016"),  # a year said alone
+    ("we have 2000 members now", ""),  # a number, no year
+    ("I'm on sabbatical from September 2024 to February 2025", "September 2024"),  # a period: "from" opens it
+])
+def test_a_year_alone_and_from_in_a_period_or_a_move(sentence, expected):
+    from retrieval.spans import date_span
+
+    assert date_span(sentence, datetime(2025, 4, 1, tzinfo=UTC)) == expected
+
+
+def test_a_date_moved_from_one_day_is_the_day_it_moved_to():
+    from retrieval.spans import date_span
+
+    assert date_span("we pushed the launch from 12 May to 9 June", datetime(2025, 4, 1, tzinfo=UTC)).startswith("9 June")

@@ -40,3 +40,11 @@ def test_a_question_in_other_words_finds_the_function_s_tool(say, statement, que
 def test_another_aspect_of_a_function_is_not_answered_by_its_tool(say):
     say("ines", "We use Terraform for all the infra, please don't click around in the console.", "2025-03-02")
     assert "Terraform" not in answer(scope=say.cast.scope_a, question="What's the infrastructure budget for 2027?", now=NOW).text.split("\n")[0]
+
+
+@pytest.mark.django_db
+def test_of_attributes_said_as_fully_the_one_whose_words_the_question_says_answers(say):
+    say("mei", "Email is on Exchange Online, the last on-prem mailbox server went this weekend.", "2024-03-11")
+    say("kwame", "We migrated all our repos from Bitbucket to GitLab over the weekend.", "2024-06-03")
+    # "hosted" is a word of code hosting too: code_tool and email_tool are both said wholly
+    assert "Exchange Online" in answer(scope=say.cast.scope_a, question="Where is our email hosted?", now=NOW).text.split("\n")[0]

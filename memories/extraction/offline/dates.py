@@ -1,6 +1,7 @@
 """Date phrases in a clause ("in March 2024", "last week", "since 2019"), resolved against when
 the text was said; dateparser reads the explicit ones."""
 
+import calendar
 import re
 from datetime import datetime, time, timedelta
 
@@ -14,6 +15,15 @@ MONTHS = (
 _WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _NUM = r"(?:\d+|a couple of|couple of|a few|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
 _UNIT = r"(?:days?|weeks?|months?|years?)"
+
+# A year said in digits ("the 2026 hackathon", "founded in 2016").
+YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+
+
+def day_said(day: datetime) -> str:
+    """A day as facts and answers write it: "12 May 2026"."""
+    return f"{day.day} {calendar.month_name[day.month]} {day.year}"
+
 
 # "this year", "next year's": a year named by how far it is from the year it was said in
 YEARS_AWAY = {"this": 0, "next": 1, "last": -1}

@@ -12,6 +12,7 @@ from datetime import datetime
 from functools import lru_cache
 
 from memories.extraction.offline.context import Clause, Context, Predicate
+from memories.extraction.offline.dates import YEAR, day_said
 from memories.extraction.offline.facts import fact_add
 from memories.extraction.offline.gazetteer import known_place
 from memories.extraction.offline.values import cut_value, job_title, plain_value, proper_name, said_as_name, snake_case
@@ -749,7 +750,7 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
         return True  # "sprints are three weeks long"
     if day := _day(value, ctx.occurred_at):
         label = thing if thing.endswith("_date") else f"{thing}_date"
-        said = _day_said(day)
+        said = day_said(day)
         fact_add(ctx, clause, ctx.we, label, said, sentence=f"The {what} is on {said}.")
         return True
     if len(words) > 1 and words[-1] in TOOL_WORDS:
@@ -868,17 +869,17 @@ def due_date(text: str, clause: Clause, ctx: Context) -> bool:
     if (pushed := _PUSHED.match(said)) and (day := _day(re.split(r",\s*", pushed["date"])[0].strip(" ."), ctx.occurred_at)):
         # "we're pushing early access from 12 May to 9 June 2026": the thing's day is the new one
         thing = re.sub(r"^(?:the|our)\s+", "", pushed["thing"], flags=re.I)
-        value = _day_said(day)
+        value = day_said(day)
         old = _day(pushed["a"].strip(" ."), ctx.occurred_at)
         if old is not None and not re.search(r"\d{4}", pushed["a"]):
             old = old.replace(year=day.year)  # "from 12 May to 9 June 2026": the year said once, for both
         fact_add(ctx, clause, ctx.we, f"{snake_case(thing)}_date", value, sentence=f"The {thing} is on {value}.",
-                 previous=_day_said(old) if old else None)
+                 previous=day_said(old) if old else None)
         return True
     if (named := _NAMED_THING_EVENT.match(said)) and ctx.subject_kinds.get(named["thing"].split()[0]) != "person" \
             and named["thing"].split()[0].lower() not in NOT_NAMES \
             and named["thing"].split()[0].casefold() != ctx.speaker.casefold() and (day := _day(named["date"].strip(" ."), ctx.occurred_at)):
-        value = _day_said(day)
+        value = day_said(day)
         fact_add(ctx, clause, ctx.we, f"{snake_case(named['thing'])}_date", value, sentence=f"{named['thing']} is on {value}.")
         return True
     if not re.match(r"(?:the|our)\s", said, re.I) and singular(said.split()[0]).lower() in TEAM_THINGS:
@@ -909,12 +910,12 @@ def due_date(text: str, clause: Clause, ctx: Context) -> bool:
             return True
         return False
     thing = m["thing"].strip()
-    if (year := _YEAR.search(thing)) and not _YEAR.search(date):
+    if (year := YEAR.search(thing)) and not YEAR.search(date):
         try:
             day = day.replace(year=int(year[0]))  # "the 2026 hackathon is on 18 May": in 2026
         except ValueError:
             pass
-    value = _day_said(day)
+    value = day_said(day)
     if where := re.match(r"^(?P<thing>.+?)\s+(?:is|are|was|were|will be)\s+(?:at|in)\s+(?P<place>.+)$", thing, re.I):
         # "the summer social is at the Crown on 4 July": the thing's place and its day
         thing = where["thing"]
@@ -927,14 +928,6 @@ def due_date(text: str, clause: Clause, ctx: Context) -> bool:
     fact_add(ctx, clause, ctx.we, f"{snake_case(thing)}_date", value,
              sentence=f"{m['the'].capitalize()} {thing} is on {value}.")
     return True
-
-
-_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
-
-
-def _day_said(day: datetime) -> str:
-    """A day as a fact's value holds it: "12 May 2026"."""
-    return f"{day.day} {calendar.month_name[day.month]} {day.year}"
 
 
 def _day(text: str, said: datetime) -> datetime | None:
