@@ -442,6 +442,23 @@ class Embedding(models.Model):
         return f"{self.target_type}:{self.target_id} ({self.model})"
 
 
+class VectorChange(models.Model):
+    """One statement that wrote, changed or deleted turn vectors of a scope (rows of `retrieval_embedding` with
+    target type doc_turn), added by a statement trigger on that table (migration 0016), whatever wrote them. A
+    process holding a scope's turn vectors in memory (retrieval/matrix.py) compares the scope's (count, largest
+    id) of these rows with the ones it was built at; the indexer keeps only the newest row of a scope
+    (`vector_changes_prune`)."""
+
+    scope_id = models.BigIntegerField()
+
+    class Meta:
+        db_table = "retrieval_vectorchange"
+        indexes = [models.Index(fields=["scope_id", "id"], name="retr_vectorchange_scope_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.scope_id}: change {self.pk}"
+
+
 class EntityMerge(models.Model):
     """One merge of `source` into `target`, with exactly what it moved, so it can be undone.
 

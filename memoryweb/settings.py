@@ -424,6 +424,10 @@ RETRIEVAL_GRAPH_EF_CONSTRUCTION = env_int("RETRIEVAL_GRAPH_EF_CONSTRUCTION", 128
 # Searched through graphs, a window list also takes the windows around this many of the nearest turns,
 # scored exactly (retrieval/vector.py: windows_near_turns); 0: the window graphs' lists alone.
 RETRIEVAL_WINDOWS_NEAR_TURNS = env_int("RETRIEVAL_WINDOWS_NEAR_TURNS", 30, minimum=0)
+# A scope searched through graphs has its turn vectors held in memory by each process that recalls, up to
+# this many MB in all, and its conversation lists (turns, ±1 and ±2 windows) computed exactly from them
+# instead of by three graph searches (retrieval/matrix.py); 0: off. 100,000 turns of 384 dimensions: 154 MB.
+RETRIEVAL_MATRIX_MB = env_int("RETRIEVAL_MATRIX_MB", 256, minimum=0)
 # BM25 scores of what the one speaker a question names said are multiplied by 1 + this.
 RETRIEVAL_SPEAKER_BOOST = env_float("RETRIEVAL_SPEAKER_BOOST", 0.5)
 # "Caroline's kids" names the speaker Caroline for the boost above (off: only the whole word does).

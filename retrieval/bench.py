@@ -35,6 +35,7 @@ from memories.models import Entity, EntityAlias, Fact, Scope, Turn
 from memories.services.bulk_ingest import ingest_sessions_bulk
 from memories.services.vectors import drop_model_index, ensure_model_index
 from retrieval.indexing import index_pending, vector_target
+from retrieval.matrix import matrix_for
 from retrieval.models import Collection, CorpusStat
 from retrieval.search import recall, recall_evidence
 from retrieval.search.candidates import QueryVectors
@@ -213,6 +214,12 @@ def _measure(target: Scope, ask: Callable[[], str], *, queries: int, embedder, o
     asked = [ask() for _ in range(queries)]
     texts = [a.question if isinstance(a, Planted) else a for a in asked]
     excluding, including, embedding, stages, found, tops = [], [], [], {}, [], []
+    # The conversation held in memory (retrieval/matrix.py) built before timing, as a serving process holds it after
+    # its first recall of the scope (built in the background meanwhile).
+    held_at = time.perf_counter()
+    held = matrix_for(scope=target, embedder=embedder, background=False) if not vector_search_exact(scope=target, embedder=embedder) else None
+    if held is not None:
+        out.write(f"turn matrix held in memory: {held.nbytes / 2**20:.0f} MB, built in {time.perf_counter() - held_at:.1f} s\n")
     search(scope=target, query=texts[0])  # warm the caches and the model
     speakers = scope_speakers(target)
     for text, question in zip(texts, asked):

@@ -41,6 +41,7 @@ from memories.services.vectors import (
 from retrieval.concurrent import side_by_side, soon
 from retrieval.documents import TURN_COLLECTIONS, WINDOW_RADII, fact_document, turn_document, vector_text, window_document
 from retrieval.embedder import scope_embedder
+from retrieval.matrix import vector_changes_prune
 from retrieval.models import Collection, IndexState
 
 logger = logging.getLogger("memoryweb.retrieval")
@@ -195,6 +196,7 @@ def _index_locked(*, scope: Scope, state: IndexState, full: bool, embedder: Embe
         from retrieval.packs import packs_refresh  # packs reads through fulltext, which imports this module
 
         packs_refresh(scope=scope, progress=_progress.get() if full else None)
+    vector_changes_prune(scope.pk)
     state.model = embedder.name
     if full:
         state.speakers = _speakers(scope)

@@ -30,6 +30,10 @@ def _fast_settings(settings):
     # Calls made in the test's process are logged as they end, for the test to read at once; a
     # live server keeps its default (its rows come within MEMORYWEB_CALL_LOG_DELAY).
     settings.MEMORYWEB_CALL_LOG_DELAY = 0
+    # No scope's conversation held in memory (retrieval/matrix.py), whose background build would read the
+    # database from a thread of its own, outside the test's transaction; tests/retrieval/test_matrix.py
+    # turns it on and builds in the test's thread.
+    settings.RETRIEVAL_MATRIX_MB = 0
 
 
 @pytest.fixture(autouse=True)

@@ -25,6 +25,7 @@ from retrieval.fulltext import Hit, unindexed_candidates
 from retrieval.indexing import Backlog
 from retrieval.models import Collection
 from retrieval.intents import attributes_asked
+from retrieval.matrix import matrix_collections, matrix_for
 from retrieval.search.eligibility import document_filter, fact_eligible, window_postings
 from retrieval.search.question import (
     Question, asks_conjecture, asks_list, entities_named, named_speaker, scope_speakers, speakers_named,
@@ -149,10 +150,13 @@ def _gather(
             if isinstance(vector, QueryVectors):
                 vector = vector.for_collection(group[0])  # a group is facts alone, or never facts
             t0 = time.perf_counter()
-            # A graph search costs what its candidate list holds (ef_search is sized to the list), and
-            # in a large scope the fused list's head rarely comes from deep in a vector list.
-            hits = vector_candidates(scope=scope, query_vector=vector, embedder=embedder, collections=group,
-                                     limit=min(pool, settings.RETRIEVAL_VECTOR_POOL_MAX), exact=exact)
+            if matrix is not None and group[0] in matrix_collections():
+                hits = matrix.lists(vector, collections=group, limit=min(pool, settings.RETRIEVAL_VECTOR_POOL_MAX))
+            else:
+                # A graph search costs what its candidate list holds (ef_search is sized to the list), and
+                # in a large scope the fused list's head rarely comes from deep in a vector list.
+                hits = vector_candidates(scope=scope, query_vector=vector, embedder=embedder, collections=group,
+                                         limit=min(pool, settings.RETRIEVAL_VECTOR_POOL_MAX), exact=exact)
             if group == [Collection.TURN] and (windows := [c for c in collections if c in WINDOW_RADII]):
                 # RETRIEVAL_WINDOWS_NEAR_TURNS: the windows around the nearest turns, beside the window graphs' own.
                 turns = [hit.target_id for hit in hits.get(Collection.TURN, [])[: settings.RETRIEVAL_WINDOWS_NEAR_TURNS]]
@@ -191,6 +195,7 @@ def _gather(
         return entities, facts, changed
 
     near: dict[str, list[VectorHit]] = {}  # the windows around the nearest turns, through the graphs only
+    matrix = None
     if collections:
         # Whether the scope is small enough to search exactly: asked once, not per collection.
         exact = vector_search_exact(scope=scope, embedder=embedder)
@@ -201,7 +206,11 @@ def _gather(
             groups = [group for group in ([c for c in collections if c == Collection.FACT],
                                           [c for c in collections if c != Collection.FACT]) if group]
         else:
-            groups = [[collection] for collection in collections]
+            # A scope's conversation held in memory (retrieval/matrix.py): its turn and window lists in one
+            # exact pass on one thread, instead of a graph search each and the windows around the nearest turns.
+            matrix = matrix_for(scope=scope, embedder=embedder)
+            held = [c for c in collections if matrix is not None and c in matrix_collections()]
+            groups = ([held] if held else []) + [[collection] for collection in collections if collection not in held]
         # The speakers' own lines: exact scans, so in a small scope only (a large one's cost stays as it was).
         named = speaker_lists_for(q) if exact and Collection.TURN in collections else []
         (bm25, unindexed), (entities, entity_facts, changed), *per_collection = side_by_side(

@@ -15,7 +15,7 @@ LARGE_TABLES = {
     "memories_session", "memories_turn", "memories_episode", "memories_entity", "memories_entityalias", "memories_fact",
     "memories_factsupport", "memories_mention", "memories_entitymerge", "memories_mergeproposal",
     "retrieval_embedding", "retrieval_searchdocument", "retrieval_posting", "retrieval_postingpack", "retrieval_postinggone",
-    "retrieval_termstat", "retrieval_corpusstat",
+    "retrieval_termstat", "retrieval_corpusstat", "retrieval_vectorchange",
     "retrieval_indexstate",
 }
 # Tables with a scope_id that stay on the coordinator (reference or local tables): the audit and
