@@ -20,6 +20,7 @@ turn's vector is therefore never scored from memory after its delete commits.
 
 import logging
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -89,6 +90,11 @@ class TurnMatrix:
 _cache: "OrderedDict[tuple[int, str], TurnMatrix]" = OrderedDict()
 _building: set[tuple[int, str]] = set()
 _too_large: dict[tuple[int, str], tuple[int, int]] = {}  # a scope over the budget, at the token it was seen at
+_last_build: dict[tuple[int, str], tuple[float, float]] = {}  # when the scope's last build ended, and how long it took
+# A scope's next build waits this many times its last one's length after it ended: a scope written without pause
+# (a new token every index batch) is searched through its graphs, and reading it again and again would take about
+# a third of a core at most.
+REBUILD_BACKOFF = 2.0
 _lock = threading.Lock()
 
 
@@ -133,6 +139,8 @@ def matrix_for(*, scope: Scope, embedder: Embedder, background: bool = True) -> 
             del _cache[key]
         if _too_large.get(key) == token or key in _building:
             return None
+        if key in _last_build and time.monotonic() - _last_build[key][0] < REBUILD_BACKOFF * _last_build[key][1]:
+            return None  # built a moment ago and changed since: written to now, the graphs answer
         _building.add(key)
     if not background:
         return _build_and_keep(key, embedder, budget)
@@ -145,8 +153,9 @@ def matrix_forget(scope_id: int | None = None) -> None:
     with _lock:
         for key in [k for k in _cache if scope_id is None or k[0] == scope_id]:
             del _cache[key]
-        for key in [k for k in _too_large if scope_id is None or k[0] == scope_id]:
-            del _too_large[key]
+        for held in (_too_large, _last_build):
+            for key in [k for k in held if scope_id is None or k[0] == scope_id]:
+                del held[key]
 
 
 def _build_in_background(key: tuple[int, str], embedder: Embedder, budget: int) -> None:
@@ -159,9 +168,11 @@ def _build_in_background(key: tuple[int, str], embedder: Embedder, budget: int) 
 
 
 def _build_and_keep(key: tuple[int, str], embedder: Embedder, budget: int) -> TurnMatrix | None:
+    started = time.monotonic()
     try:
         built = _build(scope_id=key[0], embedder=embedder, budget=budget)
         with _lock:
+            _last_build[key] = (time.monotonic(), time.monotonic() - started)
             if isinstance(built, tuple):
                 _too_large[key] = built
                 return None

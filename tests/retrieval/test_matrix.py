@@ -99,6 +99,7 @@ def test_a_change_to_the_scope_s_turn_vectors_retires_the_matrix(large, cast, mo
     assert vector_token(large.pk) != before.token
     started = []
     monkeypatch.setattr(matrix_module.threading, "Thread", lambda **kwargs: started.append(kwargs) or _NotStarted())
+    monkeypatch.setattr(matrix_module, "REBUILD_BACKOFF", 0)
     assert matrix_for(scope=large, embedder=embedder) is None  # the graphs answer while a new one is built
     assert not matrix_module._cache  # and the stale one, which holds the forgotten turn's vector, is dropped
     assert len(started) == 1 and matrix_for(scope=large, embedder=embedder) is None  # one build asked, not two
@@ -170,6 +171,19 @@ def test_the_least_recently_used_matrix_goes_first_when_the_budget_is_full(large
     monkeypatch.setattr(type(first), "nbytes", property(lambda self: 40 * 2**20))
     matrix_for(scope=cast.scope_b, embedder=embedder, background=False)
     assert set(matrix_module._cache) == {(cast.scope_b.pk, embedder.name)}
+
+
+def test_a_scope_written_to_again_right_after_a_build_waits_before_the_next(large, monkeypatch):
+    embedder = get_embedder()
+    matrix_for(scope=large, embedder=embedder, background=False)
+    started = []
+    monkeypatch.setattr(matrix_module.threading, "Thread", lambda **kwargs: started.append(kwargs) or _NotStarted())
+    Embedding.objects.filter(scope=large, target_type="doc_turn").first().save()  # a change
+    seconds = matrix_module._last_build[(large.pk, embedder.name)][1]
+    monkeypatch.setattr(matrix_module, "REBUILD_BACKOFF", 3600 / max(seconds, 1e-6))  # the back-off: an hour
+    assert matrix_for(scope=large, embedder=embedder) is None and not started  # the graphs answer, nothing is read
+    monkeypatch.setattr(matrix_module, "REBUILD_BACKOFF", 0)
+    assert matrix_for(scope=large, embedder=embedder) is None and len(started) == 1  # past it: a build is asked
 
 
 class _NotStarted:
