@@ -154,6 +154,17 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
             and subject[:1].isupper() and subject != ctx.team and ctx.subject_kinds.get(subject) != "person" and known_function(m["fn"]):
         fact_add(ctx, clause, ctx.we, tool_attribute(m["fn"]), subject, obj=subject, obj_kind="organization", confidence=confidence)
         return True
+    # "PagerDuty is set up for on-call", "incident.io is handling paging now": a tool named as the subject, doing a known
+    # function. Of a name that could be a person's ("Maria handles payroll" is an owner, `_OWN`), only the verbs said of
+    # tools alone; the others of a name shaped as no person's is (PagerDuty, incident.io, 1Password, AWS).
+    if (m := re.match(r"^(?:(?P<tools>(?:is|are|has been|have been|got)\s+(?:now\s+)?(?:set up|used|configured)\s+for|powers|is powering|now powers)|"
+                      r"(?:now\s+)?(?:handles|is handling|is now handling|takes care of|is taking care of|does|is doing|runs|is running|covers|deals with))"
+                      r"\s+(?:our\s+|the\s+|all\s+(?:of\s+)?(?:our\s+|the\s+)?)?(?P<fn>[a-z][\w\- ]{1,30}?)(?:\s+(?:for us|for everyone|now|these days|from now on))*$", t, re.I)) \
+            and subject != ctx.team and ctx.subject_kinds.get(subject) != "person" and subject.casefold() != ctx.speaker.casefold() \
+            and subject.casefold() not in ctx.people and known_function(m["fn"]) \
+            and (m["tools"] and subject[:1].isupper() or re.search(r"[a-z][A-Z]|\d|\.\w|^[A-Z]{2,}$", subject)):
+        fact_add(ctx, clause, ctx.we, tool_attribute(m["fn"]), subject, obj=subject, obj_kind="organization", confidence=confidence)
+        return True
     # "switched the billing service from Stripe to Adyen", "migrated CI from Jenkins to GitHub Actions"
     if m := re.match(rf"^(?:switched|migrated|moved|changed|swapped|transitioned)\s+(?:over\s+)?{_FUNCTION}\s+from\s+(?P<a>.+?)\s+(?:to|over to)\s+(?P<b>.+)$", t, re.I):
         old, new = _tool(m["a"], clause), _tool(m["b"], clause)
