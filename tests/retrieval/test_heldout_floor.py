@@ -166,6 +166,10 @@ the asker"): development 2,499 → 2,561 here; the five blind suites, totals onl
 92 → 95, -v 83 → 88, -w 98 → 101, -x 91 → 89) and 525 → 530 with the local model (t 119 → 115, u 107 → 107, v 89 → 93,
 w 110 → 114, x 100 → 101; measured one small step before the last, which cost heldout-w one here). The floors are what was measured: heldout-t and heldout-x lowered for it, unstudied (the
 functions step alone cost the blind suites 4 here).
+Stop 44. heldout-y.yaml (a translation agency's staff chat, 230 questions) was written blind by a helper and committed
+before it was ever run; measured before any change of the stop: 96 here (hash) and 102 with the local model. The stop's one
+change to answers (a tool named as the subject of a known function) left it and the five blind suites before it as they
+were (t–y 575 here); development 2,561 → 2,563 (one of the two heldout-o's flip).
 Through recorded model replies: not done (no model is reachable here to record replies for these
 suites' statements)."""
 
@@ -182,7 +186,7 @@ TARGET = 0.90  # the issue's; not reached offline
 
 @pytest.mark.parametrize("suite, right, questions", [("heldout-a.yaml", 151, 174), ("heldout-b.yaml", 68, 68), ("heldout-c.yaml", 157, 167),
                                                         ("heldout-d.yaml", 168, 236), ("heldout-e.yaml", 165, 254),
-                                                        ("heldout-f.yaml", 117, 191), ("heldout-g.yaml", 123, 190),
+                                                        ("heldout-f.yaml", 118, 191), ("heldout-g.yaml", 123, 190),
                                                         ("heldout-h.yaml", 128, 191), ("heldout-i.yaml", 139, 220), ("heldout-j.yaml", 120, 222),
                                                         ("heldout-k.yaml", 132, 232),
                                                         ("heldout-l.yaml", 110, 230), ("heldout-m.yaml", 124, 230),
@@ -191,7 +195,7 @@ TARGET = 0.90  # the issue's; not reached offline
                                                         ("heldout-r.yaml", 115, 230), ("heldout-s.yaml", 119, 230),
                                                         ("heldout-t.yaml", 106, 230), ("heldout-u.yaml", 95, 230),
                                                         ("heldout-v.yaml", 88, 230), ("heldout-w.yaml", 101, 230),
-                                                        ("heldout-x.yaml", 89, 230)])
+                                                        ("heldout-x.yaml", 89, 230), ("heldout-y.yaml", 96, 230)])
 def test_the_held_out_suites_answer_at_their_floor_offline(cast, suite, right, questions):
     report = run_scenarios(owner=cast.owner, path=SCENARIOS / suite)
     assert report["provider"] == "offline" and report["failed_extractions"] == 0 and report["questions"] == questions
