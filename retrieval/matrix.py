@@ -47,9 +47,10 @@ class TurnMatrix:
 
     token: tuple[int, int]  # the scope's vector changes it was built at: (count, largest id)
     turn_ids: np.ndarray  # int64, in (session, position) order
-    vectors: np.ndarray  # float32, one row per turn, unit length as stored
+    vectors: np.ndarray  # float32, one row per turn, as stored (a model's vectors need not be of unit length)
     same_session: dict[int, np.ndarray]  # offset d → 1.0 where rows i and i + d are turns of one session
-    inverse_norms: dict[str, np.ndarray]  # window collection → 1 / |sum of its members' vectors|, per centre
+    # Per collection, per centre: 1 / the length of the turn's vector (turns), of the sum of its members' (windows)
+    inverse_norms: dict[str, np.ndarray]
 
     @property
     def nbytes(self) -> int:
@@ -71,13 +72,14 @@ class TurnMatrix:
         search orders them (similarity, then the document's target)."""
         from retrieval.vector import VectorHit
 
-        scores = self.vectors @ np.asarray(query_vector, dtype=np.float32)
+        query = np.asarray(query_vector, dtype=np.float32)
+        length = float(np.linalg.norm(query))
+        scores = self.vectors @ (query / length if length > 0 else query)
         out = {}
         for collection in collections:
-            if collection == Collection.TURN:
-                similarity = scores
-            else:
-                similarity = self._window_sums(scores, WINDOW_RADII[collection]) * self.inverse_norms[collection]
+            # Cosines, as the database's `<=>` gives them: a window's vector is the normalised sum of its turns'.
+            sums = scores if collection == Collection.TURN else self._window_sums(scores, WINDOW_RADII[collection])
+            similarity = sums * self.inverse_norms[collection]
             n = min(limit, len(similarity))
             if n <= 0:
                 continue
@@ -218,7 +220,7 @@ def _build(*, scope_id: int, embedder: Embedder, budget: int) -> TurnMatrix | tu
     radius = max(WINDOW_RADII.values())
     same_session = {d: (sessions[d:] == sessions[:-d]).astype(np.float32) for d in range(1, radius + 1)}
     matrix = TurnMatrix(token, turn_ids, vectors, same_session, {})
-    for collection, r in WINDOW_RADII.items():
+    for collection, r in ((Collection.TURN, 0), *WINDOW_RADII.items()):
         norms = np.linalg.norm(matrix._window_sums(vectors, r), axis=1)
         matrix.inverse_norms[collection] = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
     return matrix

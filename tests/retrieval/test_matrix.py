@@ -69,6 +69,20 @@ def test_the_turn_and_window_lists_are_the_exact_search_s(large):
     assert len(everything) == len(matrix.turn_ids)  # a limit past the scope's size lists every turn once
 
 
+def test_vectors_of_any_length_rank_by_cosine_as_the_database_does(large):
+    # A model's vectors need not be of unit length (the embedders shipped give unit vectors): turns stored at other
+    # lengths, and a question's vector three times as long, rank as `<=>` ranks them.
+    embedder = get_embedder()
+    rows = list(Embedding.objects.filter(scope=large, target_type="doc_turn").order_by("pk"))
+    for n, row in enumerate(rows):
+        row.vec = [x * (0.5 + (n % 7)) for x in row.vec]
+    Embedding.objects.bulk_update(rows, ["vec"])
+    matrix = matrix_for(scope=large, embedder=embedder, background=False)
+    vector = [3 * x for x in embedder.embed(["the kayak with Olga in Lisbon"])[0]]
+    hits = matrix.lists(vector, collections=[Collection.TURN], limit=40)[Collection.TURN]
+    same_list([(h.target_id, h.similarity) for h in hits], exact(large, vector, Collection.TURN, 60))
+
+
 def test_recall_takes_its_conversation_lists_from_the_matrix_while_it_is_the_scope_s_latest(large, settings, monkeypatch):
     embedder = get_embedder()
     matrix_for(scope=large, embedder=embedder, background=False)
