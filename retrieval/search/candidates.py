@@ -208,7 +208,7 @@ def _gather(
         else:
             # A scope's conversation held in memory (retrieval/matrix.py): its turn and window lists in one
             # exact pass on one thread, instead of a graph search each and the windows around the nearest turns.
-            matrix = matrix_for(scope=scope, embedder=embedder)
+            matrix = matrix_for(scope=scope, embedder=embedder) if set(collections) & set(matrix_collections()) else None
             held = [c for c in collections if matrix is not None and c in matrix_collections()]
             groups = ([held] if held else []) + [[collection] for collection in collections if collection not in held]
         # The speakers' own lines: exact scans, so in a small scope only (a large one's cost stays as it was).

@@ -12,16 +12,13 @@ from retrieval import matrix as matrix_module
 from retrieval.forget import episode_forget
 from retrieval.indexing import index_pending
 from retrieval.matrix import matrix_for, matrix_forget, vector_changes_prune, vector_token
-from retrieval.models import Collection, SearchDocument
+from retrieval.models import Collection
 from retrieval.search import candidates as candidates_module
-from retrieval.search.candidates import QueryVectors, candidates_memo
-from retrieval.search.pipeline import recall_evidence
-from retrieval.search.question import dense_text, kinds_asked, scope_speakers
 from retrieval.vector import vector_candidates, vector_search_exact
 from tests.memories.test_bulk_ingest import corpus_lines
+from tests.retrieval.test_windows_near_turns import QUESTION, _query_vector, lists_of
 
 CONVERSATION = [Collection.TURN, Collection.TURN_W1, Collection.TURN_W2]
-QUESTION = "When did Maria repair the kayak with Olga Petrova?"
 TEXTS = ["the kayak with Olga in Lisbon", "a quiet canoe trip", "what did they cook on Sunday", QUESTION]
 
 
@@ -92,8 +89,8 @@ def test_recall_takes_its_conversation_lists_from_the_matrix_while_it_is_the_sco
         return {}
 
     monkeypatch.setattr(candidates_module, "vector_candidates", no_graph)
-    lists = _lists(large)
-    vector = _vectors(large).unnamed
+    lists = lists_of(large, QUESTION)
+    vector = _query_vector(large)
     limit = len(lists[Collection.TURN])
     assert limit == min(settings.RETRIEVAL_VECTOR_POOL_MAX, limit) and limit > 10
     for collection in CONVERSATION:
@@ -173,7 +170,7 @@ def test_a_scope_over_the_budget_or_with_the_budget_off_keeps_its_graphs(large, 
     assert matrix_module._build(scope_id=large.pk, embedder=embedder, budget=1000) == vector_token(large.pk)
     settings.RETRIEVAL_MATRIX_MB = 0
     assert matrix_for(scope=large, embedder=embedder, background=False) is None
-    assert _lists(large)[Collection.TURN]  # the graphs answer
+    assert lists_of(large, QUESTION)[Collection.TURN]  # the graphs answer
 
 
 def test_the_least_recently_used_matrix_goes_first_when_the_budget_is_full(large, cast, monkeypatch):
@@ -203,14 +200,3 @@ def test_a_scope_written_to_again_right_after_a_build_waits_before_the_next(larg
 class _NotStarted:
     def start(self):
         pass
-
-
-def _vectors(scope, text: str = QUESTION) -> QueryVectors:
-    return QueryVectors.embed(get_embedder(), asked=text, unnamed=dense_text(text=text, speakers=scope_speakers(scope)), kinds=kinds_asked({}))
-
-
-def _lists(scope, text: str = QUESTION):
-    with candidates_memo():
-        recall_evidence(scope=scope, query=text, query_vector=_vectors(scope, text))
-        (found,) = candidates_module._memo.get().values()
-    return found.vectors
