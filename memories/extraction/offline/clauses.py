@@ -137,6 +137,10 @@ _CLAUSE_SPLIT = re.compile(
     rf"|,\s+(?={_SUBJECT_START})|,?\s+(?:and|and then|and also|then)\s+(?={PREDICATE_VERBS}\b)"
     r"|,\s+(?:and|but|so)\s+(?=(?:the|our)\s)|\s+and\s+(?=(?:the|our)\s+[\w\- ]{1,30}?\s+(?:is|are|was|were|has|have)\s)|,\s+(?:which|who|where|so|but)\b|,\s+(?=(?:based|living|located)\s+in\b)"
     r"|,\s+(?=(?-i:[A-Z])\w+(?:\s+(?-i:[A-Z])\w+)?\s+(?:is|was|were|are|has|had)\b)|,\s+(?=it\s+is\s+all\s)"
+    # "Lena becomes senior curator from April, and Priya will report to Lena": one of the team's own line after "and"
+    # (a verb of one person alone: "Maria and Tom lead the project" is both of them)
+    r"|,?\s+(?:and|but|so)\s+(?=(?-i:[A-Z])\w+\s+(?:(?:will|is going to|is now|now)\s+(?:report|own|lead|head|manage|run|take over|look after|handle|join|move)\b"
+    r"|(?:reports|owns|leads|heads|manages|runs|takes over|looks after|handles)\b))"
     # "our O&M base is at Royal Dock in Grimsby, Saltmarsh head office is at Humber Quays in Hull": a second
     # thing's place after a comma is a statement of its own
     # (not a pronoun: "the offsite is not in Lisbon, it is in Porto" is one correction)

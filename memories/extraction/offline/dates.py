@@ -53,6 +53,12 @@ _DATE_PATTERNS: list[tuple[str, re.Pattern]] = [
         re.compile(rf"\b(?:(since|from)\s+|(?:back\s+)?in\s+|during\s+)?((?:early|late|mid-?)\s*)?((?:{MONTHS})\.?,?\s+(?:of\s+)?\d{{4}})\b", re.I),
     ),
     ("year", re.compile(r"\b(since|from|(?:back\s+)?in|during)\s+((?:19|20)\d{2})\b", re.I)),
+    # "From 1 July our clinical waste contractor is PHS", "as of March 3rd": a day named without its year, when a
+    # state begins (an event's day without "from" is a team thing's date, read by `rules.team.due_date`)
+    ("day_from", re.compile(rf"\b(since|from|as of|starting(?:\s+on|\s+from)?|effective(?:\s+from)?)\s+(?:the\s+)?"
+                            rf"(\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{MONTHS})|(?:{MONTHS})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?)\b(?!\.?,?\s+\d)", re.I)),
+    # "as of next week we're on Starling", "from next month": the week's or month's first day
+    ("next_unit", re.compile(r"\b(as of|from|starting)\s+next\s+(week|month)\b", re.I)),
     ("ago", re.compile(rf"\b({_NUM}\s+{_UNIT}\s+ago)\b", re.I)),
     ("for", re.compile(rf"\bfor\s+(?:the\s+(?:last|past)\s+)?({_NUM}|\d+)\s+({_UNIT})\b", re.I)),
     ("last_unit", re.compile(r"\b(?:(?:as of|from|starting)\s+)?(last|this|past)\s+(week|weekend|month|year|night|morning|evening|afternoon)\b", re.I)),
@@ -101,6 +107,18 @@ def _resolve(kind: str, match: re.Match, ctx: Context, present_perfect: bool) ->
     if kind == "year":
         is_since = groups[0].lower() in {"since", "from"}
         return _midnight(today.replace(year=int(groups[1]), month=1, day=1), ctx), not is_since
+    if kind == "day_from":
+        day = _parse(groups[1], ctx)
+        if day is None:
+            return None, False
+        # the nearest such day (a change announced ahead of it, or on the days after); "since" one already come
+        days = [day.replace(year=day.year + d) for d in (-1, 0, 1) if not (d == 1 and day.month == 2 and day.day == 29)]
+        if groups[0].lower() == "since":
+            days = [d for d in days if d.date() <= today] or days
+        return min(days, key=lambda d: abs((d.date() - today).days)), False
+    if kind == "next_unit":
+        start = today + timedelta(days=7 - today.weekday()) if groups[1].lower() == "week" else (today.replace(day=1) + timedelta(days=32)).replace(day=1)
+        return _midnight(start, ctx), False
     if kind == "ago":
         return _parse(groups[0], ctx), True
     if kind == "for":

@@ -7,7 +7,7 @@ from memories.extraction.offline.context import Clause, Context
 from memories.extraction.offline.facts import fact_add, relation_sentence
 from memories.extraction.offline.predicates import predicate_read
 from memories.extraction.offline.rules.places import HOME, HOME_TRIP
-from memories.extraction.offline.rules.team import TEAM_THINGS, decision_said, known_function, our_detail, owner_said, recurring, singular, time_value
+from memories.extraction.offline.rules.team import TEAM_THINGS, decision_said, firm_serves, known_function, our_detail, owner_said, recurring, singular, time_value
 from memories.extraction.vocabulary import TOOL_WORDS
 from memories.extraction.vocabulary import CORRECTION_ATTRIBUTE, CORRECTS_CURRENT
 from memories.extraction.offline.values import cut_value, job_title, plain_value, proper_name, snake_case
@@ -231,6 +231,12 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
         said = m["bare"] or f"{m['verb']} {m['tail']}"
         predicate_read(f"are {said}" if said.split()[0].lower().endswith("ing") else said, ctx.we, clause, ctx, first_person=True)
         return ctx.we
+    if ctx.team and (m := _PERSON_SWITCH.match(text)) and m["who"].split()[0].lower() not in NOT_NAMES \
+            and ctx.subject_kinds.get(m["who"], "person") == "person":
+        # "Fiona's moved us to Cairnview Pet Cremation", "Tom has switched everyone to Slack": a switch one of the team
+        # made for all of it is the team's ("moved" here is no move of house: "moved us to" a firm)
+        predicate_read(f"switched {m['tail']}", ctx.we, clause, ctx, first_person=True)
+        return ctx.we
     if ctx.team and (m := re.match(r"^(?:it is|it's|its)\s+all\s+(?P<b>(?-i:[A-Z])[\w.\-]*(?:\s+(?-i:[A-Z0-9])[\w.\-]*){0,2})(?:\s+now)?(?:\s+(?P<rest>for\s+.+))?$", text, re.I)):
         # "Pelcro is gone, it's all Piano now for subscriptions": the team's tool (for that function)
         predicate_read(f"use {m['b']} {m['rest'] or ''}".strip(), ctx.we, clause, ctx, first_person=True)
@@ -253,6 +259,8 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
         return ctx.we
     if not text.strip():
         return previous_subject
+    if firm_serves(text, clause, ctx):  # "Bramble Hill Farm collects our spent grain"
+        return ctx.we
     bare_thing = singular(text.split()[0]).lower() in TEAM_THINGS  # "standup has moved …", after "my mistake:" too
     if ctx.team and (text[:1].isupper() or bare_thing or clause.topic or clause.corrects) and text.split()[0].lower() not in NOT_NAMES \
             and text.split()[0].lower() not in ctx.people and our_detail(text[0].lower() + text[1:], clause, ctx, the=True):
@@ -348,6 +356,10 @@ _INSTITUTION_SWITCH = re.compile(
     rf"(?:(?P<obj>us|everyone|everybody|the team|all of us|the whole team)\s+)?(?P<tail>.+)|(?P<bare>(?:{_SWITCH_DONE}|moving|switching|migrating)\s+(?:over\s+)?(?:the|our)\s+\S.*\s(?:from|to)\s.+"
     rf"|(?:ditched|dropped|swapped|replaced|swapped out)\s+(?-i:[A-Z])\S*(?:\s+\S+){{0,3}}?\s+(?:for|with)\s+(?-i:[A-Z]).+))$",
     re.I,
+)
+_PERSON_SWITCH = re.compile(
+    rf"^(?P<who>{NAME})(?:'s|\s+(?:has|have|had|is))?\s+(?:(?:finally|now|just|officially)\s+)*{_SWITCH_DONE}\s+"
+    r"(?:us|everyone|everybody|all of us|the (?:whole\s+)?(?:team|practice|shop|office|company|firm|staff))\s+(?:over\s+)?(?P<tail>(?:from|to)\s.+)$",
 )
 _CLEFT = re.compile(r"^(?P<x>.+?)\s+(?:is|was|are|has been)\s+what\s+(?P<rest>(?:we|i|the team|our team)\s+.+)$", re.I)
 _CLEFT_REST = re.compile(r"^(?P<subj>we|i|the team|our team)\s+(?P<verb>(?:\w+\s+){0,2}?\w+)\s+(?P<prep>for|on|in|with|to|as)\b(?P<tail>.*)$", re.I)

@@ -26,7 +26,8 @@ _FUNCTION = r"(?P<fn>(?:the\s+|our\s+|my\s+)?[\w][\w\-]*(?:\s+[\w][\w\-]*){0,3}?
 _NOT_A_FUNCTION = {"my", "his", "her", "their", "your", "family", "kids", "house", "home", "in", "back", "out", "away", "here"}
 _OWN = r"own|owns|owned|maintain|maintains|(?:am |is |are )?taking ownership of|took ownership of|take ownership of|takes ownership of|am responsible for|is responsible for|are responsible for|am in charge of|is in charge of|" \
        r"are in charge of|took over|have taken over|has taken over|am the owner of|is the owner of|are the owners of|" \
-       r"(?:will |am |is |are )?(?:take|takes|taking) over|(?:will |am |is |are |has been |have been )?(?:look|looks|looking|looked) after"
+       r"(?:will |am |is |are )?(?:take|takes|taking) over|(?:will |am |is |are |has been |have been )?(?:look|looks|looking|looked) after|" \
+       r"handle|handles|handled|(?:am |is |are |has been |have been )handling"
 _LEAD = r"lead|leads|led|run|runs|ran|head|heads|headed|manage|manages|managed|am the lead of|is the lead of|am the head of|is the head of|" \
         r"(?:am |is |are )(?:running|leading|heading|managing)"
 
@@ -130,6 +131,8 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
         return False
     if not ctx.team:
         return _reports_to(t, subject, clause, ctx, confidence)
+    if pred.perfect and re.match(r"used\s", t, re.I):
+        t = "uses " + t[5:]  # "we've used Gusto for payroll since March": still in use ("we used Trello" may be over)
     # "Photon Voice replaced Vivox for in-game voice chat": the subject is the new tool (not a person: "Maya replaced Tom as lead")
     if (m := re.match(r"^(?:replaced|has replaced|have replaced|took over from|superseded)\s+(?P<a>(?-i:[A-Z])[\w.\- ]*?)(?:\s+(?:for|as|in)\s+(?P<fn>.+))?$", t, re.I)) \
             and subject[:1].isupper() and subject != ctx.team and ctx.subject_kinds.get(subject) != "person" \
@@ -266,6 +269,7 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
             # ("we're on track for friday" names no function)
             old = _tool(m["a"], clause) if m["a"] else None
             fact_add(ctx, clause, subject, tool_attribute(fn), new, obj=new, obj_kind="organization", previous=old, confidence=confidence)
+            _listed_tools(m["fn"], subject, clause, ctx, confidence)
             return True
     # "we use Doxdirect", "we're on Slack now"; under a label that names the function, its tool ("Poster printing: we're
     # using Doxdirect now"), and then said as possession or company too ("Drone news: we've got a DJI Mavic 3 now",
@@ -316,6 +320,65 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
         fact_add(ctx, clause, subject, attribute, what, confidence=confidence)
         return True
     return False
+
+
+# A firm's name: capitalised words (an "&" or "and" between them) ending in a word that names a firm ("Bramble Hill
+# Farm", "Hagen & Co", "Harlan Property", "Cairnview Pet Cremation"), or a name shaped as no person's (PHS, 1Password).
+_FIRM_WORDS = frozenset(
+    "ltd limited co company inc llc llp plc gmbh group services service farm farms partners associates solutions supplies "
+    "supply hire logistics couriers courier cleaning cleaners property properties waste recycling accountants accounting "
+    "bank insurance insurers brewery bakery printers print printing labs systems studio studios agency media energy water "
+    "motors garage mechanics electrical electrics plumbing builders construction security vets veterinary clinic pharmacy "
+    "catering caterers foods dairy nursery transport removals storage consulting consultants solicitors lawyers legal bros "
+    "brothers sons trust cremation crematorium laundry linen hygiene pest signs rentals wholesale wholesalers distribution "
+    "haulage freight telecom networks payroll".split()
+)
+_FIRM = r"(?P<firm>(?-i:[A-Z])[\w'.\-]*(?:\s+(?:&|and)\s+(?-i:[A-Z])[\w'.\-]*|\s+(?-i:[A-Z])[\w'.\-]*){0,4})"
+# What a firm does for a team, in any tense: "collects our spent grain", "has done our accounts since 2019", "now supplies the milk"
+_SERVES = re.compile(
+    r"^(?:now\s+|still\s+|also\s+)?(?:(?:has|have)\s+(?:always\s+)?(?:been\s+)?|(?:is|are)\s+(?:now\s+)?)?"
+    r"(?P<verb>collect(?:s|ed|ing)?|suppl(?:y|ies|ied|ying)|deliver(?:s|ed|ing)?|do|does|did|doing|done|handl(?:e|es|ed|ing)|print(?:s|ed|ing)?|"
+    r"clean(?:s|ed|ing)?|servic(?:e|es|ed|ing)|maintain(?:s|ed|ing)?|provid(?:e|es|ed|ing)|host(?:s|ed|ing)?|repair(?:s|ed|ing)?|"
+    r"insur(?:e|es|ed|ing)|audit(?:s|ed|ing)?|prepar(?:e|es|ed|ing)|process(?:es|ed|ing)?|fix(?:es|ed|ing)?|empt(?:y|ies|ied|ying)|"
+    r"(?:look(?:s|ed|ing)?\s+after)|(?:tak(?:e|es|ing)|took|taken)\s+(?:care\s+of|away)|(?:pick(?:s|ed|ing)?)\s+up|"
+    r"(?:sort(?:s|ed|ing)?)\s+out|launder(?:s|ed|ing)?|wash(?:es|ed|ing)?|stor(?:e|es|ed|ing)|ship(?:s|ped|ping)?)"
+    r"\s+(?:all\s+(?:of\s+)?)?(?:our|the|us\s+our)\s+(?P<fn>[a-z][\w\-' ]{1,40}?)"
+    r"(?:\s+(?:for us|for the team|now|these days|from now on|every\s+\w+|each\s+\w+|on\s+\w+days?|weekly|monthly|too|as well))*$",
+    re.I,
+)
+
+
+def _firm_name(name: str, ctx: Context) -> bool:
+    """Whether a subject names a firm rather than a person: its last word names a firm ("Bramble Hill Farm", "Hagen
+    & Co"), or it is shaped as no person's name is (PHS, 1Password, incident.io)."""
+    words = name.split()
+    if name.casefold() in {ctx.speaker.casefold(), (ctx.team or "").casefold()} or ctx.subject_kinds.get(name) == "person" \
+            or words[0].lower() in ctx.people or words[0].lower() in NOT_NAMES:
+        return False
+    return words[-1].lower().strip(".") in _FIRM_WORDS and (len(words) > 1 or words[0].isupper()) \
+        or bool(re.search(r"[a-z][A-Z]|\d|\.\w", name)) or bool(re.fullmatch(r"[A-Z]{2,6}", name))
+
+
+def firm_serves(text: str, clause: Clause, ctx: Context) -> bool:
+    """A firm named as the subject of what it does for the team: "Bramble Hill Farm collects our spent grain",
+    "Hagen & Co do our taxes", "PHS take away the sharps bins" → the team's tool (supplier) for that thing, as
+    "our spent grain goes to Bramble Hill Farm" says it. "Hall Farm hosts our harvest supper": an event's place."""
+    if not ctx.team or not (m := re.match(rf"^{_FIRM}\s+(?P<rest>.+)$", text)):
+        return False
+    firm, rest = m["firm"], m["rest"]
+    if not _firm_name(firm, ctx) or not (said := _SERVES.match(rest)):
+        return False
+    fn = cut_value(said["fn"]).strip()
+    if not fn or not function_ok(fn) or fn.split()[0].lower() in {"a", "an", "it", "this", "that"} or job_title(fn, strict=True):
+        return False
+    if singular(fn.split()[-1]).lower() in TEAM_THINGS:
+        if not said["verb"].lower().startswith("host"):
+            return False
+        fact_add(ctx, clause, ctx.we, f"{snake_case(fn)}_place", firm, obj=firm, obj_kind="place", confidence=0.8, sentence=f"The {fn} is at {firm}.")
+        return True
+    fact_add(ctx, clause, ctx.we, tool_attribute(fn), firm, obj=firm, obj_kind="organization", confidence=0.8)
+    ctx.subject_kinds.setdefault(firm, "organization")
+    return True
 
 
 # Verbs that say where a team is or goes, not what it works with ("we met on Zoom" is still a tool).
@@ -377,6 +440,25 @@ def _tool_by_verb(t: str, subject: str, clause: Clause, ctx: Context, confidence
     old = _tool(instead["old"], clause) if instead else None  # "… on Google Meet instead of Zoom"
     fact_add(ctx, clause, subject, attribute, tool, obj=tool, obj_kind="organization", previous=old, confidence=confidence)
     return True
+
+
+# The items after the first of a list of tools by function: "…, Confluence for the wiki and Slack for chat".
+_LISTED = re.compile(r"(?:,\s*(?:and\s+|&\s+)?|\s+(?:and|&)\s+)(?:(?:we\s+use|use|we're\s+on)\s+)?(?P<tool>[^,]+?)\s+(?:for|as)\s+(?P<fn>[^,]+?)(?=,|\s+(?:and|&)\s|$)", re.I)
+
+
+def _listed_tools(said: str, subject: str, clause: Clause, ctx: Context, confidence: float) -> None:
+    """"We use Jira for tickets, Confluence for the wiki and Slack for chat": the first pair is the rule's; each
+    later "<tool> for <function>" of the list is a tool too (a name, a function; anything else ends the list)."""
+    first = re.match(r"^[^,]+?(?=,|\s+(?:and|&)\s|$)", said)
+    position = first.end() if first else len(said)
+    while (m := _LISTED.match(said, position)) is not None:
+        tool, fn = _tool(m["tool"], clause), cut_value(m["fn"])
+        if not tool or m["tool"].strip() != tool and not re.fullmatch(rf"(?:the\s+|our\s+)?{re.escape(tool)}", m["tool"].strip(), re.I) \
+                or not said_as_name(tool, clause) or not fn or not function_ok(fn) or tool.split()[0].lower() in NOT_NAMES \
+                or re.match(r"(?:the\s+)?(?:everything|anything|rest|all|others?|stuff|now)\b", fn, re.I):
+            return
+        fact_add(ctx, clause, subject, tool_attribute(fn), tool, obj=tool, obj_kind="organization", confidence=confidence)
+        position = m.end()
 
 
 def _replaced(ctx: Context, clause: Clause, subject: str, old: str, new: str, confidence: float) -> bool:
@@ -593,6 +675,16 @@ def _kept_thing(what: str, value: str, clause: Clause, ctx: Context) -> bool:
             and bool(re.match(r"(?:the\s+)?(?-i:[A-Z])", value.strip())) and not (tool and known_place(tool)))
 
 
+def _handler(value: str, ctx: Context) -> str | None:
+    """One of the team as the one a thing goes through: "me" (the speaker), or a name the scope knows as a person's."""
+    value = re.sub(r"\s+now$", "", value.strip(" .,"), flags=re.I)
+    if value.lower() == "me":
+        return ctx.speaker
+    if re.fullmatch(NAME, value) and (value.lower() in ctx.people or ctx.subject_kinds.get(value) == "person"):
+        return value
+    return None
+
+
 _DONE = {"moving": "moved", "switching": "switched", "migrating": "migrated", "changing": "changed"}
 
 
@@ -681,6 +773,12 @@ def our_detail(rest: str, clause: Clause, ctx: Context, *, the: bool = False) ->
     if lives and (head := re.split(r"\s+(?:for|from|of|between|across)\s+", lives["what"], maxsplit=1)[0]) != lives["what"] and known_function(head):
         rest = head + rest[len(lives["what"]):]  # "crash reports from the clients come in through Sentry": the function said first
         lives = re.match(lives.re, rest)
+    if lives and (who := _handler(lives["value"], ctx)) and not set(lives["what"].lower().split()) & PEOPLE_NOUNS \
+            and re.search(r"\s(?:through|to|by|via)\s+\S+(?:\s+now)?$", rest, re.I):
+        # "Van bookings go through me", "all expenses go to Maria now", "refunds are handled by Tom": who handles the thing
+        fact_add(ctx, clause, who, "owns", re.sub(r"^(?:the|our|all)\s+", "", lives["what"].strip(), flags=re.I), confidence=0.8)
+        ctx.subject_kinds.setdefault(who, "person")
+        return True
     if lives and the and not (known_function(lives["what"]) or lives["what"].lower().split()[-1] in TEAM_THINGS or _kept_thing(lives["what"], lives["value"], clause, ctx)):
         return False  # "Tomasz now lives in Porto" is a person's home, read elsewhere
     if lives:
