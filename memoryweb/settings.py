@@ -428,6 +428,10 @@ RETRIEVAL_WINDOWS_NEAR_TURNS = env_int("RETRIEVAL_WINDOWS_NEAR_TURNS", 30, minim
 # this many MB in all, and its conversation lists (turns, ±1 and ±2 windows) computed exactly from them
 # instead of by three graph searches (retrieval/matrix.py); 0: off. 100,000 turns of 384 dimensions: 154 MB.
 RETRIEVAL_MATRIX_MB = env_int("RETRIEVAL_MATRIX_MB", 256, minimum=0)
+# That matrix product through BLAS, on as many threads as it has cores, instead of numpy's loop on one core (the
+# default: one core leaves the other to the database's BM25 at the same moment; docs/ARCHITECTURE.md, "One core for the
+# product").
+RETRIEVAL_MATRIX_BLAS = env_bool("RETRIEVAL_MATRIX_BLAS", False)
 # BM25 scores of what the one speaker a question names said are multiplied by 1 + this.
 RETRIEVAL_SPEAKER_BOOST = env_float("RETRIEVAL_SPEAKER_BOOST", 0.5)
 # "Caroline's kids" names the speaker Caroline for the boost above (off: only the whole word does).

@@ -74,7 +74,11 @@ class TurnMatrix:
 
         query = np.asarray(query_vector, dtype=np.float32)
         length = float(np.linalg.norm(query))
-        scores = self.vectors @ (query / length if length > 0 else query)
+        query = query / length if length > 0 else query
+        # On one core by default (numpy's own loop, not BLAS's threads): the product reads the whole matrix, so memory
+        # bandwidth bounds it, and a second BLAS thread halves its time but takes the core the database needs for the
+        # question's BM25 at the same moment (docs/ARCHITECTURE.md, "One core for the product").
+        scores = self.vectors @ query if settings.RETRIEVAL_MATRIX_BLAS else np.vecdot(self.vectors, query)
         out = {}
         for collection in collections:
             # Cosines, as the database's `<=>` gives them: a window's vector is the normalised sum of its turns'.
