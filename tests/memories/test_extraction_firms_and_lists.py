@@ -121,3 +121,40 @@ def test_a_tool_a_thing_goes_through_stays_a_tool():
 ])
 def test_one_person_s_line_after_and_is_a_clause_of_its_own(text, fact):
     assert fact in read(text, people=("priya", "lena", "tom", "maria"))
+
+
+@pytest.mark.parametrize("text, fact", [
+    ("I moved out of Redland to Keynsham", ("maya", "lives_in", "Keynsham", "Redland")),
+    ("moved out of Redland to Keynsham last week", ("maya", "lives_in", "Keynsham", "Redland")),
+    ("I just moved house from Leeds to York", ("maya", "lives_in", "York", "Leeds")),
+    ("We've moved house from Leeds to York", ("maya", "lives_in", "York", "Leeds")),
+])
+def test_a_move_out_of_one_town_to_another_or_of_house_is_where_one_lives(text, fact):
+    assert fact in read(text, previous=True)
+
+
+@pytest.mark.parametrize("text, fact", [
+    ("finally got the pottery wheel working in the shed at our place in Mytholmroyd", ("maya", "lives_in", "Mytholmroyd")),
+    ("our place in Mytholmroyd is lovely", ("maya", "lives_in", "Mytholmroyd")),
+    ("my flat in Leith is tiny", ("maya", "lives_in", "Leith")),
+])
+def test_the_speaker_s_home_named_by_where_it_is_is_where_they_live(text, fact):
+    said = read(text)
+    assert fact in said and [f for f in said if f[0] == "Orbit"] == [], said
+
+
+@pytest.mark.parametrize("text", ["my old place in Leeds had mice", "if I sold my flat in Leith I'd be rich"])
+def test_an_old_or_imagined_home_is_not_where_one_lives(text):
+    assert [f for f in read(text) if f[1] == "lives_in"] == []
+
+
+@pytest.mark.parametrize("text, fact", [
+    ("Moved house at the weekend: Bridge of Don to Portlethen. Shorter commute, more hills.", ("maya", "lives_in", "Portlethen", "Bridge of Don")),
+    ("Moved house in March: from Leeds to York", ("maya", "lives_in", "York", "Leeds")),
+])
+def test_a_label_that_says_the_speaker_moved_before_two_towns_is_the_move(text, fact):
+    assert fact in read(text, previous=True)
+
+
+def test_a_label_that_moved_a_thing_is_no_move_of_house():
+    assert [f for f in read("Moved the standup: Monday to Tuesday", previous=True) if f[1] == "lives_in"] == []

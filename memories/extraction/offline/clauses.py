@@ -65,6 +65,11 @@ def label_taken(sentence: str) -> tuple[str, str | None, str]:
     return m["rest"], kind, label
 
 
+# A label that says the speaker moved ("Moved house at the weekend", "just moved"), before "<town> to <town>".
+_MOVE_LABEL = re.compile(r"^(?:(?:just|finally|officially)\s+)?(?:moved|relocated)(?:\s+(?:house|home|flats?))?"
+                         r"(?=(?:\s+(?:at the weekend|this weekend|last weekend|last week|this week|yesterday|today|on \w+day|in \w+))?$)", re.I)
+_TOWN_TO_TOWN = re.compile(r"^(?:from\s+)?(?P<a>(?-i:[A-Z])[\w'\-]*(?:\s+(?:of|on|upon|de|la|le)?\s*(?-i:[A-Z])[\w'\-]*){0,3})\s+(?:to|->|→)\s+"
+                           r"(?P<b>(?-i:[A-Z])[\w'\-]*(?:\s+(?:of|on|upon|de|la|le)?\s*(?-i:[A-Z])[\w'\-]*){0,3})(?P<rest>.*)$", re.I)
 _ONLY_DATED = re.compile(r"\S+(?:\s+\S+)?\s+(?:was|were|is)", re.I)
 
 
@@ -195,6 +200,9 @@ def read_sentence(sentence: str, ctx: Context) -> None:
     sentence = re.sub(r"\s*\([^()\d]{1,60}\)(?=[\s,;:]|$)", "", sentence).strip() or sentence
     rest, said, label = label_taken(_DISCOURSE_LEAD.sub("", sentence))
     sentence = rest if label else sentence
+    if label and (moved := _MOVE_LABEL.match(label)) and (towns := _TOWN_TO_TOWN.match(sentence)):
+        # "Moved house at the weekend: Bridge of Don to Portlethen": the move the label says, between the towns said
+        sentence = f"{moved[0]} from {towns['a']} to {towns['b']}{towns['rest']}"
     if label and said is None and ctx.label is None:
         ctx.label = label  # a label heads its message: the sentences after it are about it too
     topic = label or ctx.label

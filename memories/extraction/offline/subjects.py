@@ -182,6 +182,12 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
         text = clause.text = text[: m.start()].strip()
     if ctx.team and _prior_employer(text, clause, ctx):
         return ctx.speaker
+    if (home := _OUR_HOME.search(text)) and home["place"].split()[0].lower() not in NOT_NAMES and not HYPOTHETICAL.search(text) \
+            and not (ctx.team and (thing := re.match(r"^(?:the|our)\s+([\w\-]+)", text, re.I)) and singular(thing[1]).lower() in TEAM_THINGS):
+        # "the pottery wheel in the shed at our place in Mytholmroyd": where the speaker's household lives (not a
+        # thing of the team's called "Mytholmroyd place")
+        fact_add(ctx, clause, ctx.speaker, "lives_in", home["place"], obj=home["place"], obj_kind="place", confidence=0.8)
+        return ctx.speaker
     decided = re.search(r"\b(?:decided|agreed|decision|resolved|voted|concluded)\b", text, re.I) or _ROLE_ANNOUNCED.search(text)
     if not decided and HYPOTHETICAL.search(text):
         return previous_subject  # plans, wishes and hypotheticals are not facts (a decision about the future is one)
@@ -316,7 +322,7 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
                 ctx.last_third_person = name  # "Priya moved to the publisher's London office; she lives in London now"
             return name
         return None
-    if ctx.team and previous_subject is None and _speakers_news(text):
+    if ctx.team and previous_subject in (None, ctx.speaker) and _speakers_news(text):
         # "moved from Toronto to Montréal!", "promoted to staff SRE", "signed a lease on a place in Churchill": a team's
         # chat says the speaker's news without "I"
         predicate_read(_NEW_HOME.sub("moved to ", re.sub(r"^settled in\b", "moved to", text, flags=re.I)), ctx.speaker, clause, ctx, first_person=True)
@@ -333,8 +339,11 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
     return None
 
 
+# The speaker's home named by where it is: "at our place in Mytholmroyd", "my flat in Leith" (not "my old place in …").
+_OUR_HOME = re.compile(r"\b(?:our|my)\s+(?:new\s+)?(?:place|house|home|flat|cottage|apartment)\s+(?:(?:up|out|down|over)\s+)?in\s+"
+                       r"(?P<place>(?-i:[A-Z])[\w'\-]*(?:\s+(?-i:[A-Z])[\w'\-]*){0,2})", re.I)
 # The speaker's own news said without "I" in a team's chat ("Moved to Four Corners this weekend!"; capitalised, not a name).
-_MOVED = re.compile(r"(?:(?:finally|just|officially)\s+)?(?:moved|relocated|settled|got promoted|promoted)\s+(?:(?:out|over|back)\s+)?(?:from|to|in|into|as)\b", re.I)
+_MOVED = re.compile(r"(?:(?:finally|just|officially)\s+)?(?:moved(?:\s+house)?|relocated|settled|got promoted|promoted)\s+(?:(?:out|over|back)\s+)?(?:from|to|in|into|as|of)\b", re.I)
 
 
 def _speakers_news(text: str) -> bool:

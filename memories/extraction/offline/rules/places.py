@@ -12,7 +12,7 @@ from memories.extraction.offline.words import NOT_NAMES
 
 def rule_move(pred: Predicate, subject: str, clause: Clause, ctx: Context, confidence: float) -> bool:
     m = re.match(
-        r"^(?:moved|relocated|have moved|has moved)(?:\s+back|\s+here|\s+over|\s+out|\s+all the way)?\s+"
+        r"^(?:moved|relocated|have moved|has moved)(?:\s+(?:house|home|flats?|apartments?))?(?:\s+back|\s+here|\s+over|\s+out|\s+all the way)?\s+"
         r"(?P<rest>(?:from|to|out of|away from)\s+.+)$",
         pred.text,
         re.I,
@@ -25,6 +25,11 @@ def rule_move(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
     team_moved = bool(ctx.team) and subject == ctx.team
     if out := re.match(r"^(?:out of|away from)\s+(?P<place>.+)$", rest, re.I):
         place = proper_name(cut_value(out["place"]), clause)
+        if (into := re.match(r"^(?:out of|away from)\s+.+?\s+(?:to|into)\s+(?P<to>.+)$", rest, re.I)) and place \
+                and (to := place_name(cut_value(into["to"]), clause)) and not (team_moved and not known_place(to)):
+            # "moved out of Redland to Keynsham": where they live now, and where they left
+            fact_add(ctx, clause, subject, "lives_in", to, obj=to, obj_kind="place", previous=place, confidence=confidence)
+            return True
         if place and not (team_moved and not known_place(place)):
             fact_add(ctx, clause, subject, "lives_in", place, obj=place, obj_kind="place", negated=True, confidence=confidence)
             return True
