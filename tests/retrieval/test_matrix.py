@@ -202,15 +202,18 @@ class _NotStarted:
         pass
 
 
-
-def test_the_matrix_lists_are_the_same_on_one_core_or_through_blas(settings, large):
+def test_the_matrix_lists_are_the_same_on_one_core_or_through_blas(settings, large, monkeypatch):
     """RETRIEVAL_MATRIX_BLAS: numpy's one-core loop (the default) and BLAS's threads sum in different orders; the
     lists are the same (ids and order) and the similarities agree to 1e-6."""
     held = matrix_for(scope=large, embedder=get_embedder(), background=False)
     vector = _query_vector(large)
     settings.RETRIEVAL_MATRIX_BLAS = False
+    looped = []
+    monkeypatch.setattr(matrix_module.np, "vecdot", lambda *a, _real=matrix_module.np.vecdot: looped.append(1) or _real(*a))
     one_core = held.lists(vector, collections=CONVERSATION, limit=20)
+    assert looped == [1]  # the default takes numpy's loop, not BLAS
     settings.RETRIEVAL_MATRIX_BLAS = True
     blas = held.lists(vector, collections=CONVERSATION, limit=20)
+    assert looped == [1]  # and the setting takes BLAS
     assert {c: [h.target_id for h in hits] for c, hits in one_core.items()} == {c: [h.target_id for h in hits] for c, hits in blas.items()}
     assert all(abs(a.similarity - b.similarity) < 1e-6 for c in CONVERSATION for a, b in zip(one_core[c], blas[c]))

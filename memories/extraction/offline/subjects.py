@@ -6,7 +6,7 @@ import re
 from memories.extraction.offline.context import Clause, Context
 from memories.extraction.offline.facts import fact_add, relation_sentence
 from memories.extraction.offline.predicates import predicate_read
-from memories.extraction.offline.rules.places import HOME, HOME_TRIP
+from memories.extraction.offline.rules.places import HOME, HOME_NOUNS, HOME_TRIP
 from memories.extraction.offline.rules.team import TEAM_THINGS, decision_said, firm_serves, known_function, our_detail, owner_said, recurring, singular, time_value
 from memories.extraction.vocabulary import TOOL_WORDS
 from memories.extraction.vocabulary import CORRECTION_ATTRIBUTE, CORRECTS_CURRENT
@@ -340,7 +340,7 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
 
 
 # The speaker's home named by where it is: "at our place in Mytholmroyd", "my flat in Leith" (not "my old place in …").
-_OUR_HOME = re.compile(r"\b(?:our|my)\s+(?:new\s+)?(?:place|house|home|flat|cottage|apartment)\s+(?:(?:up|out|down|over)\s+)?in\s+"
+_OUR_HOME = re.compile(rf"\b(?:our|my)\s+(?:new\s+)?{HOME_NOUNS}\s+(?:(?:up|out|down|over)\s+)?in\s+"
                        r"(?P<place>(?-i:[A-Z])[\w'\-]*(?:\s+(?-i:[A-Z])[\w'\-]*){0,2})", re.I)
 # The speaker's own news said without "I" in a team's chat ("Moved to Four Corners this weekend!"; capitalised, not a name).
 _MOVED = re.compile(r"(?:(?:finally|just|officially)\s+)?(?:moved(?:\s+house)?|relocated|settled|got promoted|promoted)\s+(?:(?:out|over|back)\s+)?(?:from|to|in|into|as|of)\b", re.I)

@@ -54,12 +54,15 @@ def rule_move(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
     return False
 
 
+# What a home is called ("our place in Mytholmroyd", "bought a flat in Leith").
+HOME_NOUNS = r"(?:house|home|place|flat|apartment|condo|cottage|bungalow|townhouse|cabin)"
+
 # A home bought, leased or moved into ("closed on the house up Bridger Canyon", "bought a house in Livingston",
 # "signed a lease on a little place in Churchill", "got the keys to our flat in Leith"): where its buyer lives now.
 HOME = re.compile(
     r"^(?:(?:finally|just|officially)\s+)?(?:bought|have bought|has bought|closed on|signed (?:a|the) lease (?:on|for)|"
     r"moved into|got the keys (?:to|for)|are renting|rented|leased)\s+(?:a|an|the|our|my|his|her|their)\s+"
-    r"(?:(?:new|little|small|tiny|first|own|old|big)\s+)*(?:house|home|place|flat|apartment|condo|cottage|bungalow|townhouse|cabin)"
+    rf"(?:(?:new|little|small|tiny|first|own|old|big)\s+)*{HOME_NOUNS}"
     r"\s+(?:(?:out|over|down|up)\s+)?(?:in|up|on|at)\s+(?P<place>.+)$",
     re.I,
 )

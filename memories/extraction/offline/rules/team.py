@@ -123,6 +123,12 @@ def topic_function(topic: str | None, *, people: dict[str, str] | None = None) -
     return topic
 
 
+def no_person_s_shape(name: str) -> bool:
+    """A name shaped as no person's is: an inner capital, a digit, a dot, all capitals (PagerDuty, 1Password,
+    incident.io, AWS): a tool's or a firm's, whatever verb it takes."""
+    return re.search(r"[a-z][A-Z]|\d|\.\w|^[A-Z]{2,}$", name) is not None
+
+
 def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confidence: float) -> bool:
     """Tools, decisions, owners and leads are read in a team's scope only (a personal chat's "I
     run every morning" is not leading anything); "reports to" everywhere."""
@@ -165,7 +171,7 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
                       r"\s+(?:our\s+|the\s+|all\s+(?:of\s+)?(?:our\s+|the\s+)?)?(?P<fn>[a-z][\w\- ]{1,30}?)(?:\s+(?:for us|for everyone|now|these days|from now on))*$", t, re.I)) \
             and subject != ctx.team and ctx.subject_kinds.get(subject) != "person" and subject.casefold() != ctx.speaker.casefold() \
             and subject.casefold() not in ctx.people and known_function(m["fn"]) \
-            and (m["tools"] and subject[:1].isupper() or re.search(r"[a-z][A-Z]|\d|\.\w|^[A-Z]{2,}$", subject)):
+            and (m["tools"] and subject[:1].isupper() or no_person_s_shape(subject)):
         fact_add(ctx, clause, ctx.we, tool_attribute(m["fn"]), subject, obj=subject, obj_kind="organization", confidence=confidence)
         return True
     # "switched the billing service from Stripe to Adyen", "migrated CI from Jenkins to GitHub Actions"
@@ -356,7 +362,7 @@ def _firm_name(name: str, ctx: Context) -> bool:
             or words[0].lower() in ctx.people or words[0].lower() in NOT_NAMES:
         return False
     return words[-1].lower().strip(".") in _FIRM_WORDS and (len(words) > 1 or words[0].isupper()) \
-        or bool(re.search(r"[a-z][A-Z]|\d|\.\w", name)) or bool(re.fullmatch(r"[A-Z]{2,6}", name))
+        or no_person_s_shape(name)
 
 
 def firm_serves(text: str, clause: Clause, ctx: Context) -> bool:
