@@ -29,6 +29,7 @@ from datetime import datetime
 
 from django.db import connection, transaction
 from django.db.models import Q
+from django.db.models.functions import Greatest, Now
 from django.utils import timezone
 
 from accounts.audit import audit_record
@@ -242,6 +243,12 @@ def _chains_close(*, scope: Scope, erased: list[Fact], counts: Counter) -> None:
 
     # An older fact that only the erased facts had ended is true again: the evidence that ended it is gone.
     ancestors = {kept_ancestor(f) for f in erased} - {None}
+    if ancestors:
+        # The erased facts are deleted later in this transaction; until then an active one would hold
+        # its value against an ancestor of the same value made current here (moved away and back).
+        Fact.objects.filter(pk__in=list(by_id), status=FactStatus.ACTIVE).update(
+            status=FactStatus.SUPERSEDED, valid_to=Greatest("valid_from", Now()),  # PostgreSQL's greatest skips a null
+        )
     for older in Fact.objects.in_scope(scope).select_for_update().filter(pk__in=ancestors, status=FactStatus.SUPERSEDED).order_by("id"):
         if Fact.objects.filter(supersedes=older).exclude(pk__in=list(by_id)).exists():
             continue  # another fact still ends it

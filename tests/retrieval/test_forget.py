@@ -357,3 +357,25 @@ def test_an_indexer_waits_for_forgetting_and_then_has_nothing_to_put_back(talk, 
     after = index_snapshot(scope)
     assert index_pending(scope=scope, full=True) == 0
     assert index_snapshot(scope) == after
+
+
+def test_an_ancestor_comes_back_when_the_forgotten_episode_had_moved_away_and_back(cast, django_capture_on_commit_callbacks):
+    """One episode said both steps of a chain (Lisbon → Quokkaville → Lisbon again): forgetting it
+    makes the first Lisbon current again, while the erased Lisbon still exists in the transaction
+    (found by `bench api` forgetting what its clients remembered: it was an IntegrityError)."""
+    scope = cast.scope_a
+    stored = []
+    for text, month in (("I live in Lisbon", 1), ("I moved to Quokkaville", 5), ("I moved to Porto", 9)):
+        with django_capture_on_commit_callbacks(execute=True):
+            stored.append(remember(scope=scope, text=text, speaker="Caroline", occurred_at=at(month), actor=cast.p_owner).episodes[0])
+    first, both = (Episode.objects.get(public_id=s.episode_id) for s in stored[:2])
+    lisbon, quokkaville, back = (Fact.objects.get(scope=scope, value=v) for v in ("Lisbon", "Quokkaville", "Porto"))
+    Fact.objects.filter(pk=back.pk).update(value="Lisbon", value_normalized=lisbon.value_normalized, source_episode=both)
+    assert back.supersedes_id == quokkaville.pk and lisbon.status == FactStatus.SUPERSEDED
+
+    receipt = episode_forget(principal=cast.p_owner, scope=scope, episode_public_id=both.public_id)
+
+    lisbon.refresh_from_db()
+    assert lisbon.status == FactStatus.ACTIVE and lisbon.valid_to is None and lisbon.source_episode == first
+    assert list(Fact.objects.filter(scope=scope).values_list("value", "status")) == [("Lisbon", FactStatus.ACTIVE)]
+    assert receipt.counts["facts_erased"] == 2 and receipt.counts["facts_reactivated"] == 1
