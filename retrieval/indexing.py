@@ -17,10 +17,17 @@ the total length. They are maintained incrementally: a document's lexemes are ad
 inserted and removed before it is rewritten (a window whose session grew, a corrected fact).
 One indexer per scope at a time (a session-level advisory lock), so the counters never race;
 embedding happens while the lock is held but outside any transaction.
+
+A background run (the server's runner, `index_if_free`; a worker's, `index_queued`) writes the
+documents of a small backlog first and its vectors after, a slice at a time, documenting what
+arrives meanwhile between slices (`_vectors_after`): a write is searchable by its words however far
+the model is behind. In a large scope it does the full sweep's hygiene at most once a minute;
+the runs in between look for rows without a document only among recent ids (`_background_run`).
 """
 
 import json
 import logging
+import time
 from collections import defaultdict
 from collections.abc import Callable
 from contextlib import contextmanager
@@ -62,6 +69,31 @@ CATCH_UP_ROWS = 64
 BULK_DOCUMENTS = 1000
 # Pending rows are counted up to this many (a count, not a scan of a huge backlog).
 _BACKLOG_COUNT_CAP = 10_000
+# A background run (`index_if_free`, `index_queued`) over a backlog of at most DOCUMENTS_FIRST_ROWS
+# writes every pending row's documents and postings first and makes their vectors after,
+# VECTOR_SLICE documents at a time (`_vectors_after`); between two slices, rows committed meanwhile
+# get their documents. So a write is searchable by its words after about one slice's model pass,
+# however far the model has fallen behind the writers. A larger backlog (a bulk ingest) is indexed
+# batch by batch as before, documents and vectors of _BATCH rows at a time.
+DOCUMENTS_FIRST_ROWS = _BATCH
+VECTOR_SLICE = 64
+# At most this many documents wait in a run's memory for their vectors; the rest are the run's
+# closing `_embed_missing`'s (an anti-join over the scope), so nothing is left without one.
+VECTORS_LATER_CAP = 20_000
+# A full sweep's hygiene (anti-joins over the whole scope: rows without a document, documents and
+# vectors whose row is gone, vectors missing, the speakers) costs about 1.5 s at 100,000 turns, and a
+# background run waits for it before the rows it was started for. So a background run over a scope
+# of at least FULL_SWEEP_DOCUMENTS documents does it at most every FULL_SWEEP_SECONDS (per process);
+# a run in between (`recent`) looks for rows without a document only among the last RECENT_IDS ids
+# below the watermarks (a write committed out of id order), in milliseconds.
+FULL_SWEEP_DOCUMENTS = 20_000
+FULL_SWEEP_SECONDS = 60.0
+RECENT_IDS = 20_000
+# The hygiene itself goes in steps (a collection's orphans, a span of document ids for missing
+# vectors), and a background run documents what was committed meanwhile after each step, so no
+# write waits for the whole of it.
+EMBED_MISSING_SPAN = 50_000
+_full_swept_at: dict[int, float] = {}  # scope id → time.monotonic() of this process's last full background sweep
 
 
 @dataclass(frozen=True)
@@ -82,6 +114,9 @@ def vector_target(collection: str) -> str:
 _progress: ContextVar[Callable[..., None] | None] = ContextVar("index_progress", default=None)
 # True while a full run writes a large scope's vectors outside every graph (`_bulk_graphs`).
 _outside_graphs: ContextVar[bool] = ContextVar("index_outside_graphs", default=False)
+# While a documents-first run writes documents: where `sync_documents` leaves those it wrote
+# (document id, spec) for their vectors, instead of making them at once.
+_vectors_later: ContextVar[list | None] = ContextVar("index_vectors_later", default=None)
 
 
 def index_pending(
@@ -111,7 +146,7 @@ def index_if_free(*, scope: Scope) -> int | None:
     with _scope_lock_if_free(scope) as locked:
         if not locked:
             return None
-        return _index_locked(scope=scope, state=state, full=True, embedder=scope_embedder(scope))
+        return _background_run(scope=scope, state=state)
 
 
 def episodes_searchable(*, scope: Scope, episode_ids: list) -> set:
@@ -166,22 +201,65 @@ def index_catch_up(*, scope: Scope, embedder: Embedder, marks: tuple[int, int, i
     return Backlog(caught_up=True)
 
 
-def _index_locked(*, scope: Scope, state: IndexState, full: bool, embedder: Embedder, pack: bool = True) -> int:
+def _background_run(*, scope: Scope, state: IndexState) -> int:
+    """A background run (the runner's, a worker's; the scope's lock held): documents first, and the
+    full sweep's hygiene only when it is due (FULL_SWEEP_SECONDS) or the scope is small."""
+    last = _full_swept_at.pop(scope.pk, None)  # a run that fails is followed by a full sweep
+    recent = last is not None and time.monotonic() - last < FULL_SWEEP_SECONDS and _documents_at_least(scope, FULL_SWEEP_DOCUMENTS)
+    written = _index_locked(scope=scope, state=state, full=True, recent=recent, embedder=scope_embedder(scope), documents_first=True)
+    _full_swept_at[scope.pk] = last if recent else time.monotonic()
+    return written
+
+
+def _documents_at_least(scope: Scope, count: int) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM (SELECT 1 FROM retrieval_searchdocument WHERE scope_id = %s LIMIT %s) d", [scope.pk, count])
+        return cursor.fetchone()[0] >= count
+
+
+def _index_locked(
+    *, scope: Scope, state: IndexState, full: bool, embedder: Embedder, pack: bool = True, documents_first: bool = False,
+    recent: bool = False,
+) -> int:
+    """One index run under the scope's lock. `full`: rows without a document are looked for by
+    anti-joins, not only above the watermarks, and the sweep's hygiene follows; with `recent` only
+    among the last RECENT_IDS ids, and no hygiene. `documents_first`: documents before vectors, when
+    the backlog is small enough and the model is the one the scope's vectors were made with
+    (DOCUMENTS_FIRST_ROWS)."""
     new_speakers: set[str] = set()
     state.refresh_from_db()
-    full = full or state.model != embedder.name
-    written = 0
+    if state.model != embedder.name:
+        full, recent = True, False
+    sweep = full and not recent
+    if documents_first:
+        backlog = _backlog(scope=scope, model=embedder.name)
+        documents_first = not backlog.new_model and backlog.pending <= DOCUMENTS_FIRST_ROWS
+    later: list[tuple[int, DocSpec]] | None = [] if documents_first else None
     with vectors_outside_graphs(full and _bulk_graphs(scope=scope, state=state, model=embedder.name)):
-        written += _index_facts(scope=scope, state=state, full=full, embedder=embedder)
-        written += _index_episodes(scope=scope, state=state, full=full, embedder=embedder, speakers=new_speakers)
-        written += _index_turns(scope=scope, state=state, full=full, embedder=embedder, speakers=new_speakers)
-        if full:
-            if written >= BULK_DOCUMENTS:
+        # What the run found pending when it began; the rows a documents-first run takes in meanwhile
+        # are a trickle, not a bulk (their count would have the sweep VACUUM under the writers' load).
+        bulk = written = _index_new(scope=scope, state=state, full=full, recent=recent, embedder=embedder, speakers=new_speakers, later=later)
+        if later is not None:
+            meanwhile, forgot = _vectors_after(scope=scope, state=state, embedder=embedder, speakers=new_speakers, later=later)
+            written += meanwhile
+            if forgot and not sweep:
+                _embed_missing(scope=scope, embedder=embedder)  # documents the queue forgot, when no sweep follows
+
+        def between() -> None:
+            """Between two steps of a background run's hygiene: what was committed meanwhile, documents and vectors."""
+            nonlocal written
+            if later is not None and _pending(scope=scope, model=embedder.name):
+                fresh: list[tuple[int, DocSpec]] = []
+                written += _index_new(scope=scope, state=state, full=False, embedder=embedder, speakers=new_speakers, later=fresh)
+                written += _vectors_after(scope=scope, state=state, embedder=embedder, speakers=new_speakers, later=fresh)[0]
+
+        if sweep:
+            if bulk >= BULK_DOCUMENTS:
                 _analyze()
-            orphans_remove(scope=scope)
-            _embed_missing(scope=scope, embedder=embedder)
+            orphans_remove(scope=scope, between=between)
+            _embed_missing(scope=scope, embedder=embedder, between=between)
     graph_at = int(settings.RETRIEVAL_SCOPE_GRAPH_AT)
-    if full:
+    if sweep:
         if graph_at and _vectors_up_to(scope=scope, model=embedder.name, cap=graph_at) >= graph_at:
             progress = _progress.get()
             if progress:
@@ -198,13 +276,49 @@ def _index_locked(*, scope: Scope, state: IndexState, full: bool, embedder: Embe
         packs_refresh(scope=scope, progress=_progress.get() if full else None)
     vector_changes_prune(scope.pk)
     state.model = embedder.name
-    if full:
+    if sweep:
         state.speakers = _speakers(scope)
     else:
         state.speakers = sorted(set(state.speakers) | new_speakers)[: MAX_SPEAKERS + 1]
     state.updated_at = timezone.now()
     state.save(update_fields=["model", "speakers", "updated_at"])
     return written
+
+
+def _index_new(
+    *, scope: Scope, state: IndexState, full: bool, embedder: Embedder, speakers: set[str], later: list | None,
+    recent: bool = False,
+) -> int:
+    """Documents (and, unless `later` collects them, vectors) for the facts, free-standing episodes
+    and turns not indexed yet: above the watermarks, or with `full` every one without a document
+    (with `recent`, every one among the last RECENT_IDS ids below the watermarks and above them)."""
+    token = _vectors_later.set(later)
+    floor = RECENT_IDS if recent else None
+    try:
+        return (_index_facts(scope=scope, state=state, full=full, embedder=embedder, floor=floor)
+                + _index_episodes(scope=scope, state=state, full=full, embedder=embedder, speakers=speakers, floor=floor)
+                + _index_turns(scope=scope, state=state, full=full, embedder=embedder, speakers=speakers, floor=floor))
+    finally:
+        _vectors_later.reset(token)
+
+
+def _vectors_after(*, scope: Scope, state: IndexState, embedder: Embedder, speakers: set[str], later: list) -> tuple[int, bool]:
+    """The vectors of the documents a documents-first run wrote (`later`), VECTOR_SLICE at a time,
+    documents with a vector of their own before windows (composed from their turns' vectors);
+    after each slice, the documents of rows committed above the watermarks meanwhile (the cheap
+    check, `_pending`), whose vectors join the queue. Returns the documents written meanwhile, and
+    whether the queue forgot some (beyond VECTORS_LATER_CAP), which `_embed_missing` then finds."""
+    written, forgot = 0, False
+    while later:
+        later.sort(key=lambda item: _composed(item[1]))  # stable: in order of writing otherwise
+        part = later[:VECTOR_SLICE]
+        del later[:VECTOR_SLICE]
+        _embed(scope=scope, docs=part, embedder=embedder)
+        if _pending(scope=scope, model=embedder.name):
+            written += _index_new(scope=scope, state=state, full=False, embedder=embedder, speakers=speakers, later=later)
+            forgot = forgot or len(later) > VECTORS_LATER_CAP
+            del later[VECTORS_LATER_CAP:]
+    return written, forgot
 
 
 def _analyze() -> None:
@@ -365,23 +479,24 @@ def _scope_unlock(scope: Scope) -> None:
         cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [_LOCK_NAMESPACE, scope.pk])
 
 
-def _missing_ids(*, scope: Scope, table: str, collection: str, extra: str = "") -> list[int]:
+def _missing_ids(*, scope: Scope, table: str, collection: str, extra: str = "", above: int = 0) -> list[int]:
+    """The scope's rows of `table` with an id above `above` and no document in `collection`."""
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT t.id FROM {table} t WHERE t.scope_id = %s {extra} AND NOT EXISTS ("
+            f"SELECT t.id FROM {table} t WHERE t.scope_id = %s AND t.id > %s {extra} AND NOT EXISTS ("
             " SELECT 1 FROM retrieval_searchdocument d WHERE d.collection = %s AND d.target_id = t.id) ORDER BY t.id",
-            [scope.pk, collection],
+            [scope.pk, above, collection],
         )
         return [row[0] for row in cursor.fetchall()]
 
 
-def _index_facts(*, scope: Scope, state: IndexState, full: bool, embedder: Embedder) -> int:
+def _index_facts(*, scope: Scope, state: IndexState, full: bool, embedder: Embedder, floor: int | None = None) -> int:
     facts = Fact.objects.in_scope(scope).select_related("subject").order_by("id")
     written = 0
     if full:
         # Facts are never rewritten in place (a correction is a new fact), so the sweep only
         # looks for facts with no document: an index-backed anti-join, not a scan in Python.
-        ids = _missing_ids(scope=scope, table="memories_fact", collection=Collection.FACT)
+        ids = _missing_ids(scope=scope, table="memories_fact", collection=Collection.FACT, above=_below(state.fact_mark, floor))
         batches = _chunks(list(facts.filter(id__in=ids).only("id", "sentence", "valid_from", "created_at", "subject__name")))
     else:
         batches = _paged(facts.filter(id__gt=state.fact_mark))
@@ -392,6 +507,11 @@ def _index_facts(*, scope: Scope, state: IndexState, full: bool, embedder: Embed
     return written
 
 
+def _below(mark: int, floor: int | None) -> int:
+    """Where a sweep's anti-join starts: the first id (0), or `floor` ids below the watermark."""
+    return 0 if floor is None else max(0, mark - floor)
+
+
 def fact_spec(fact: Fact) -> DocSpec:
     """A fact's document as a fresh build writes it (`fact.subject` loaded)."""
     return DocSpec(
@@ -400,12 +520,15 @@ def fact_spec(fact: Fact) -> DocSpec:
     )
 
 
-def _index_episodes(*, scope: Scope, state: IndexState, full: bool, embedder: Embedder, speakers: set[str]) -> int:
+def _index_episodes(
+    *, scope: Scope, state: IndexState, full: bool, embedder: Embedder, speakers: set[str], floor: int | None = None,
+) -> int:
     # Episodes with a turn are found through their turn's documents; only free-standing ones
     # (remember() without a session) are documents of their own.
     episodes = Episode.objects.in_scope(scope).filter(turn__isnull=True).order_by("id")
     if full:
-        ids = _missing_ids(scope=scope, table="memories_episode", collection=Collection.EPISODE, extra="AND t.turn_id IS NULL")
+        ids = _missing_ids(scope=scope, table="memories_episode", collection=Collection.EPISODE, extra="AND t.turn_id IS NULL",
+                           above=_below(state.episode_mark, floor))
         batches = _chunks(list(episodes.filter(id__in=ids)))
     else:
         batches = _paged(episodes.filter(id__gt=state.episode_mark))
@@ -422,10 +545,12 @@ def _index_episodes(*, scope: Scope, state: IndexState, full: bool, embedder: Em
     return written
 
 
-def _index_turns(*, scope: Scope, state: IndexState, full: bool, embedder: Embedder, speakers: set[str]) -> int:
+def _index_turns(
+    *, scope: Scope, state: IndexState, full: bool, embedder: Embedder, speakers: set[str], floor: int | None = None,
+) -> int:
     turns = Turn.objects.in_scope(scope).order_by("id")
     if full:
-        ids = _missing_ids(scope=scope, table="memories_turn", collection=Collection.TURN)
+        ids = _missing_ids(scope=scope, table="memories_turn", collection=Collection.TURN, above=_below(state.turn_mark, floor))
         batches = _chunks(list(turns.filter(id__in=ids).only("id", "session_id", "position")))
     else:
         batches = _paged(turns.filter(id__gt=state.turn_mark).only("id", "session_id", "position"))
@@ -492,9 +617,10 @@ def sync_documents(*, scope: Scope, specs: list[DocSpec], embedder: Embedder) ->
     new = [s for key, s in by_key.items() if key not in existing]
     changed = [(existing[key][0], s) for key, s in by_key.items() if key in existing and existing[key][1] != s.text]
     unembedded = [(existing[key][0], s) for key, s in by_key.items() if key in existing and existing[key][1] == s.text and not existing[key][2]]
+    later = _vectors_later.get()  # a documents-first run makes the vectors after (`_vectors_after`)
     # The model works on its own thread while the documents, statistics and postings are written:
     # they need only the texts, and the vectors are written after the commit, as before.
-    vectors = soon(lambda: _model_vectors(specs=new + [s for _, s in changed + unembedded], embedder=embedder))
+    vectors = None if later is not None else soon(lambda: _model_vectors(specs=new + [s for _, s in changed + unembedded], embedder=embedder))
     with transaction.atomic():
         inserted = _insert(scope=scope, specs=new)
         if changed:
@@ -507,7 +633,10 @@ def sync_documents(*, scope: Scope, specs: list[DocSpec], embedder: Embedder) ->
             ids = [doc_id for doc_id, _ in inserted]
             _stats(scope=scope, doc_ids=ids, sign=+1)
             _postings(doc_ids=ids)
-    _embed(scope=scope, docs=inserted + changed + unembedded, embedder=embedder, vectors=vectors.get())
+    if later is not None:
+        later.extend(inserted + changed + unembedded)
+    else:
+        _embed(scope=scope, docs=inserted + changed + unembedded, embedder=embedder, vectors=vectors.get())
     return len(inserted) + len(changed)
 
 
@@ -775,21 +904,32 @@ class _Cached:
         return [self._vectors[t] for t in texts]
 
 
-def _embed_missing(*, scope: Scope, embedder: Embedder) -> None:
-    """Vectors missing for the model in force (a crash between the two steps, a new model)."""
-    while documents_embed_missing(scope=scope, embedder=embedder, limit=_BATCH):
-        pass
+def _embed_missing(*, scope: Scope, embedder: Embedder, between: Callable[[], None] = lambda: None) -> None:
+    """Vectors missing for the model in force (a crash between the two steps, a new model): the
+    scope's documents looked at EMBED_MISSING_SPAN ids at a time, `between()` after each span."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT min(id), max(id) FROM retrieval_searchdocument WHERE scope_id = %s", [scope.pk])
+        first, last = cursor.fetchone()
+    if first is None:
+        return
+    for start in range(first - 1, last, EMBED_MISSING_SPAN):
+        while documents_embed_missing(scope=scope, embedder=embedder, limit=_BATCH, ids=(start, start + EMBED_MISSING_SPAN)):
+            pass
+        between()
 
 
-def documents_embed_missing(*, scope: Scope, embedder: Embedder, limit: int) -> int:
+def documents_embed_missing(*, scope: Scope, embedder: Embedder, limit: int, ids: tuple[int, int] | None = None) -> int:
     """Embed up to `limit` of the scope's documents that have no vector for `embedder`'s model,
-    in id order; returns how many (0: none is missing). Hold the scope's lock (`scope_lock`)."""
+    in id order (with `ids` (a, b), those with a < id <= b); returns how many (0: none is
+    missing). Hold the scope's lock (`scope_lock`)."""
+    low, high = ids or (0, 2**63 - 1)
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT d.id, d.collection, d.target_id, d.text, d.speaker FROM retrieval_searchdocument d WHERE d.scope_id = %s AND NOT EXISTS ("
+            "SELECT d.id, d.collection, d.target_id, d.text, d.speaker FROM retrieval_searchdocument d WHERE d.scope_id = %s"
+            " AND d.id > %s AND d.id <= %s AND NOT EXISTS ("
             " SELECT 1 FROM retrieval_embedding e WHERE e.target_type = 'doc_' || d.collection AND e.target_id = d.id AND e.model = %s)"
             " ORDER BY d.id LIMIT %s",
-            [scope.pk, embedder.name, limit],
+            [scope.pk, low, high, embedder.name, limit],
         )
         rows = cursor.fetchall()
     _embed(scope=scope, docs=[(i, DocSpec(c, t, x, None, sp)) for i, c, t, x, sp in rows], embedder=embedder)
@@ -956,7 +1096,7 @@ def index_queued(*, scope: Scope) -> int:
     with _scope_lock(scope):
         index_run_starting(scope)
         # The scope's model, read under the lock (as index_pending does: a reindex switches it under this lock).
-        return _index_locked(scope=scope, state=state, full=True, embedder=scope_embedder(scope))
+        return _background_run(scope=scope, state=state)
 
 
 # Index hygiene: documents of rows that no longer exist. Forgetting and erasure remove them in
@@ -1013,11 +1153,15 @@ def _orphan_documents(*, scope: Scope, targets: dict[str, list[int]] | None = No
     return [row[0] for row in rows]
 
 
-def _orphan_vectors_delete(*, scope: Scope, raw_ids: dict[str, list[int]] | None = None) -> int:
+def _orphan_vectors_delete(*, scope: Scope, raw_ids: dict[str, list[int]] | None = None, between: Callable[[], None] = lambda: None) -> int:
     """Delete the scope's vectors whose document or row is gone: raw-row vectors (facts',
-    episodes', turns') of `raw_ids`, or in the sweep (None) of any row, and every document vector."""
-    deleted = sum(_rows_gone(head="DELETE FROM retrieval_embedding e", kind_column="target_type", tables=_RAW_TARGETS,
-                             scope=scope, ids=raw_ids))
+    episodes', turns') of `raw_ids`, or in the sweep (None) of any row, and every document vector
+    (`between()` after each kind)."""
+    deleted = 0
+    for kind, table in _RAW_TARGETS.items():
+        deleted += sum(_rows_gone(head="DELETE FROM retrieval_embedding e", kind_column="target_type", tables={kind: table},
+                                  scope=scope, ids=raw_ids))
+        between()
     if raw_ids is None:
         with connection.cursor() as cursor:
             cursor.execute(
@@ -1074,18 +1218,28 @@ def _deleted_unindex(*, scope: Scope, rows: list[DeletedRow]) -> int:
     return len(doc_ids)
 
 
-def orphans_remove(*, scope: Scope) -> dict[str, int]:
+def orphans_remove(*, scope: Scope, between: Callable[[], None] = lambda: None) -> dict[str, int]:
     """The sweep's share of hygiene (under the indexer's lock): documents whose row is gone,
     with their postings and vectors; vectors whose document or row is gone; and, when the
     statistics no longer add up to the documents (a document deleted behind the indexer's
-    back), the scope's TermStat and CorpusStat rebuilt from its documents."""
-    with transaction.atomic():  # the indexer's session lock is held: no transaction lock (it would last a test's transaction)
-        erased = documents_erase(scope=scope, doc_ids=_orphan_documents(scope=scope))
-        vectors = _orphan_vectors_delete(scope=scope)
+    back), the scope's TermStat and CorpusStat rebuilt from its documents. In steps of one
+    collection or kind each, each its own transaction; `between()` runs after each step (a
+    background run documents the rows committed meanwhile, `_index_locked`)."""
+    # The indexer's session lock is held: no transaction lock (it would last a test's transaction).
+    documents = vectors = 0
+    for collection, table in _TARGET_TABLES.items():
+        with transaction.atomic():
+            gone = [row[0] for row in _rows_gone(head="SELECT d.id FROM retrieval_searchdocument d", kind_column="collection",
+                                                 tables={collection: table}, scope=scope, ids=None)]
+            erased = documents_erase(scope=scope, doc_ids=gone)
+        documents, vectors = documents + erased["documents"], vectors + erased["vectors"]
+        between()
+    vectors += _orphan_vectors_delete(scope=scope, between=between)
+    with transaction.atomic():
         rebuilt = _stats_check(scope=scope)
-        if erased["documents"]:
+        if documents:
             speakers_refresh(scope=scope)
-    return {"documents": erased["documents"], "vectors": erased["vectors"] + vectors, "statistics_rebuilt": int(rebuilt)}
+    return {"documents": documents, "vectors": vectors, "statistics_rebuilt": int(rebuilt)}
 
 
 def _stats_check(*, scope: Scope) -> bool:
