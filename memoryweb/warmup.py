@@ -54,8 +54,13 @@ def warm_up() -> None:
     try:
         # A question's embedding only: the bfloat16 graph for indexing's large batches (where in
         # force) loads on the first such batch, since torch and the graph cost a process about
-        # 300 MB of memory that a server which indexes nothing large should not carry.
-        get_embedder().embed(["warming up"])
+        # 300 MB of memory that a server which indexes nothing large should not carry; on a
+        # thread of its own, so that batch and the ones after it go through fp32 meanwhile (the
+        # load took 8 s under the write mix's load, and every write waited for it).
+        embedder = get_embedder()
+        if hasattr(embedder, "bf16_in_background"):
+            embedder.bf16_in_background = True
+        embedder.embed(["warming up"])
         temporal.warm_up()
     except Exception as exc:  # the first request will meet the same error and report it
         logger.warning("warm-up failed (%s: %s); the first request will load what it needs", exc.__class__.__name__, exc)

@@ -125,6 +125,10 @@ class LocalEmbedder:
             self.dim = width if isinstance(width, int) else len(self._run(["dimension probe"])[0])
         self.bf16 = bf16 and backend != "onnx-int8"
         self._bf16_graph = None
+        # A server's (memoryweb/warmup.py): the graph loads on a thread of its own, and batches go
+        # through fp32 until it is in, rather than wait seconds for torch at the first busy moment.
+        self.bf16_in_background = False
+        self._bf16_loading: int | None = None  # the process whose loader thread was started
         # Every encode runs on this one thread. PyTorch's OpenMP keeps a team of worker threads per
         # calling thread, spinning for a while after each use; under ASGI every request has a
         # thread of its own, so each request would start a team and the idle ones would spin
@@ -180,6 +184,19 @@ class LocalEmbedder:
                         run=lambda feed: self._session.run(None, feed)[0])
 
     def _bf16_ready(self) -> bool:
+        """Whether the bfloat16 graph is loaded in this process: loaded now (`bf16_load`), or with
+        `bf16_in_background` loading on a thread started by the first call (False until it is in)."""
+        if self._bf16_graph is not None and self._bf16_graph[0] == os.getpid():
+            return True
+        if not self.bf16_in_background:
+            return self.bf16_load()
+        with self._start:
+            if self._bf16_loading != os.getpid():
+                self._bf16_loading = os.getpid()
+                threading.Thread(target=self.bf16_load, name="memoryweb-bf16-load", daemon=True).start()
+        return False
+
+    def bf16_load(self) -> bool:
         """The bfloat16 graph, loaded (exported first, once) in this process; False, with a warning,
         when it cannot be, and the embedder stays on fp32 from then on."""
         if self._bf16_graph is not None and self._bf16_graph[0] == os.getpid():
@@ -443,6 +460,7 @@ def embedder_warm_up(embedder: Embedder) -> None:
     second and 300 MB). For a benchmark of steady indexing; a server loads the graph lazily."""
     embedder.embed(["warming up"])
     if getattr(embedder, "bf16", False):
+        embedder.bf16_load()
         embedder.embed(["warming up"] * BF16_MIN_TEXTS)
 
 

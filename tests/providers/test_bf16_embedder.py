@@ -113,6 +113,37 @@ def test_a_graph_that_cannot_be_had_leaves_the_embedder_on_fp32(both, caplog, tm
     assert not list(tmp_path.glob("models/**/*.pt")) and not list(tmp_path.glob("models/**/.export-*"))
 
 
+def test_a_server_s_first_large_batch_goes_through_fp32_while_the_graph_loads_on_its_own_thread(both, home):
+    """memoryweb/warmup.py sets `bf16_in_background` in a server: the first large batch (an index
+    run's, under the write load) does not wait for torch and the graph."""
+    import threading
+
+    embedder = LocalEmbedder(backend="onnx", bf16=True)
+    embedder.bf16_in_background = True
+    release, loaded, loads = threading.Event(), threading.Event(), []
+    real_load = LocalEmbedder.bf16_load
+
+    def slow_load(self):
+        loads.append(threading.current_thread().name)
+        release.wait(30)
+        try:
+            return real_load(self)
+        finally:
+            loaded.set()
+
+    with mock.patch.object(LocalEmbedder, "bf16_load", slow_load), \
+            mock.patch.object(LocalEmbedder, "_run_bf16", autospec=True, side_effect=LocalEmbedder._run_bf16) as bf16_runs:
+        first = embedder.embed(TEXTS)  # answered while the graph is still loading
+        second = embedder.embed(TEXTS)  # one loader thread, not two
+        assert bf16_runs.call_count == 0
+        assert numpy.allclose(first, both["fp32"].embed(TEXTS), atol=1e-6) and numpy.allclose(second, first, atol=1e-6)
+        release.set()
+        assert loaded.wait(60)
+        third = embedder.embed(TEXTS)
+    assert bf16_runs.call_count == 1 and cosines(third, first).min() >= BF16_MIN_COSINE
+    assert loads == ["memoryweb-bf16-load"]  # one load, on its own thread
+
+
 def test_a_forked_child_loads_the_graph_again_and_embeds(both):
     embedder = both["bf16"]
     expected = embedder.embed(TEXTS)  # the parent has loaded the graph and run torch's threads
