@@ -124,10 +124,11 @@ def bench_api(
         before = _in_process(scope, ask, queries=queries, rng=rng)
         _in_process_write(before, "in-process recall", out)
         last_episode = Episode.objects.in_scope(scope).aggregate(last=Max("pk"))["last"] or 0
+        _backlog_warn(scope, out)
         try:
             with _server(workers=workers) as (url, server):
-                phases, paired = _http_phases(url=url, server=server, secret=issued.secret, scope=scope, ask=ask,
-                                              clients=clients, seconds=seconds, workers=workers, operations=operations, out=out)
+                phases, paired = _http_phases(url=url, server=server, secret=issued.secret, scope=scope, ask=ask, clients=clients,
+                                              seconds=seconds, workers=workers, operations=operations, after=last_episode, out=out)
         finally:
             _remembered_forget(principal=principal, scope=scope, after=last_episode, out=out)
         # Timed again on the same scope: a shared machine's speed drifts over the minutes the
@@ -225,7 +226,7 @@ def _mean(before: dict, after: dict) -> dict:
     return {"queries": before["queries"], **{key: mean(key) for key in before if key != "queries"}}
 
 
-def _http_phases(*, url, server, secret, scope, ask, clients, seconds, workers, operations, out) -> tuple[list[dict], dict | None]:
+def _http_phases(*, url, server, secret, scope, ask, clients, seconds, workers, operations, after, out) -> tuple[list[dict], dict | None]:
     """Each operation at each client count; after the recalls (before any remember grows the
     scope), the paired one-client run (`_paired`)."""
     headers = {"Authorization": f"Bearer {secret}"}
@@ -245,7 +246,7 @@ def _http_phases(*, url, server, secret, scope, ask, clients, seconds, workers, 
         if operation not in operations:
             continue
         if operation == "remember":
-            _drained(scope, out)
+            _drained(scope, out, after=after)
         if operation == "remember" and "recall" in operations:
             paired = _paired(url=url, secret=secret, scope=scope, ask=ask, seconds=seconds, out=out)
         for count in clients:
@@ -261,18 +262,18 @@ def _http_phases(*, url, server, secret, scope, ask, clients, seconds, workers, 
         paired = _paired(url=url, secret=secret, scope=scope, ask=ask, seconds=seconds, out=out)
     if "writes" in operations:
         phases += _writes(url=url, headers=headers, server=server, scope=scope, recall_request=recall_request,
-                          remember_request=remember_request, clients=clients, seconds=seconds, out=out)
+                          remember_request=remember_request, clients=clients, seconds=seconds, after=after, out=out)
     return phases, paired
 
 
-def _writes(*, url, headers, server, scope, recall_request, remember_request, clients, seconds, out) -> list[dict]:
+def _writes(*, url, headers, server, scope, recall_request, remember_request, clients, seconds, after, out) -> list[dict]:
     """The write-heavy mix: for each client count N, N clients remember into the one scope while
     WRITES_READERS clients recall from it, and a probe remembers a text every PROBE_SECONDS and
     times how long after its acknowledgement the episode is searchable (polled in this process,
     `episodes_searchable`). Before it, the readers alone (the quiet figure); after each count, the
     time the background took to extract and index the backlog. CPU per request in a `writes` row
     is the whole machine's during the phase (the readers' and the probe's included)."""
-    _drained(scope, out)
+    _drained(scope, out, after=after)
     quiet = _drive(url, headers, recall_request, clients=WRITES_READERS, seconds=seconds, server=server).as_dict()
     quiet["operation"] = "recall_quiet"
     out.write(f"recall   {WRITES_READERS:3} clients, quiet: p50 {quiet['p50_ms']} ms, p95 {quiet['p95_ms']} ms\n")
@@ -283,7 +284,7 @@ def _writes(*, url, headers, server, scope, recall_request, remember_request, cl
             probing = pool.submit(_probe, url, headers, remember_request, scope=scope, seconds=seconds)
             writes = _drive(url, headers, remember_request, clients=count, seconds=seconds, server=server).as_dict()
             readers, delays = reading.result().as_dict(), probing.result()
-        drained = _drained(scope, out)
+        drained = _drained(scope, out, after=after)
         writes.update(operation="writes", readers=WRITES_READERS, recall_p50_ms=readers["p50_ms"], recall_p95_ms=readers["p95_ms"],
                       recall_per_second=readers["requests_per_second"], recall_errors=readers["errors"],
                       recall_quiet_p95_ms=quiet["p95_ms"], searchable=delays, drain_seconds=drained)
@@ -340,16 +341,29 @@ def _probes_found(scope: Scope, acked: dict[str, float], delays: list[float], se
         delays.append(now - acked.pop(str(episode_id)))
 
 
-def _drained(scope: Scope, out) -> float | None:
-    """Seconds until the scope has no episode pending or processing and its index has caught up
-    (the server's background work after a write phase); None if not within DRAIN_WAIT."""
+def _backlog_warn(scope: Scope, out) -> None:
+    """Say so when the scope holds episodes waiting for extraction before anything is sent (a
+    `bench recall --keep` conversation is ingested without it): the server's background works on
+    them during every phase, and the figures include that work."""
+    from memories.models import EpisodeStatus
+
+    waiting = Episode.objects.in_scope(scope).filter(status__in=[EpisodeStatus.PENDING, EpisodeStatus.PROCESSING]).count()
+    if waiting:
+        out.write(f"note: {waiting} episodes of {scope.slug} wait for extraction; the server extracts them during the phases, "
+                  "which the figures include (only the benchmark's own writes are waited for)\n")
+
+
+def _drained(scope: Scope, out, *, after: int = 0) -> float | None:
+    """Seconds until the scope has no episode above `after` (those the benchmark wrote) pending or
+    processing and its index has caught up (the server's background work after a write phase);
+    None if not within DRAIN_WAIT."""
     from memories.models import EpisodeStatus
     from retrieval.indexing import index_behind
 
     started = time.monotonic()
     model = get_embedder().name
     while time.monotonic() - started < DRAIN_WAIT:
-        busy = Episode.objects.in_scope(scope).filter(status__in=[EpisodeStatus.PENDING, EpisodeStatus.PROCESSING]).exists()
+        busy = Episode.objects.in_scope(scope).filter(pk__gt=after, status__in=[EpisodeStatus.PENDING, EpisodeStatus.PROCESSING]).exists()
         if not busy and not index_behind(scope=scope, model=model):
             return round(time.monotonic() - started, 1)
         time.sleep(0.2)

@@ -273,3 +273,18 @@ def test_bench_writes_each_line_as_it_is_printed_to_a_file(cast, monkeypatch, tm
         call_command("bench", "recall", "--facts", "0", "--as", "owner")
     assert log.line_buffering
     log.close()
+
+
+def test_bench_api_says_when_a_kept_scope_waits_for_extraction(cast):
+    """A `bench recall --keep` conversation is ingested without extraction: a server started on it
+    works through that backlog during every phase, so the benchmark says so before it starts."""
+    from datetime import UTC, datetime
+
+    from retrieval.bench_api import _backlog_warn
+
+    out = io.StringIO()
+    _backlog_warn(cast.scope_a, out)
+    assert out.getvalue() == ""
+    Episode.objects.create(scope=cast.scope_a, text="Ten turns of history", speaker="ada", occurred_at=datetime(2025, 1, 1, tzinfo=UTC))
+    _backlog_warn(cast.scope_a, out)
+    assert out.getvalue().startswith(f"note: 1 episodes of {cast.scope_a.slug} wait for extraction")
