@@ -77,6 +77,10 @@ _BACKLOG_COUNT_CAP = 10_000
 # batch by batch as before, documents and vectors of _BATCH rows at a time.
 DOCUMENTS_FIRST_ROWS = _BATCH
 VECTOR_SLICE = 64
+# A run takes in rows committed meanwhile for at most this long, then finishes the vectors it has
+# and lets go of the scope's lock: on a Celery worker the next queued run (the one each write
+# queues, `queue_index`) waits on that lock in a worker slot of its own, which extraction needs too.
+TAKE_IN_SECONDS = 10.0
 # At most this many documents wait in a run's memory for their vectors; the rest are the run's
 # closing `_embed_missing`'s (an anti-join over the scope), so nothing is left without one.
 VECTORS_LATER_CAP = 20_000
@@ -227,6 +231,7 @@ def _index_locked(
     the backlog is small enough and the model is the one the scope's vectors were made with
     (DOCUMENTS_FIRST_ROWS)."""
     new_speakers: set[str] = set()
+    started = time.monotonic()
     state.refresh_from_db()
     if state.model != embedder.name:
         full, recent = True, False
@@ -240,7 +245,8 @@ def _index_locked(
         # are a trickle, not a bulk (their count would have the sweep VACUUM under the writers' load).
         bulk = written = _index_new(scope=scope, state=state, full=full, recent=recent, embedder=embedder, speakers=new_speakers, later=later)
         if later is not None:
-            meanwhile, forgot = _vectors_after(scope=scope, state=state, embedder=embedder, speakers=new_speakers, later=later)
+            meanwhile, forgot = _vectors_after(scope=scope, state=state, embedder=embedder, speakers=new_speakers, later=later,
+                                               started=started)
             written += meanwhile
             if forgot and not sweep:
                 _embed_missing(scope=scope, embedder=embedder)  # documents the queue forgot, when no sweep follows
@@ -248,10 +254,11 @@ def _index_locked(
         def between() -> None:
             """Between two steps of a background run's hygiene: what was committed meanwhile, documents and vectors."""
             nonlocal written
-            if later is not None and _pending(scope=scope, model=embedder.name):
+            if later is not None and time.monotonic() - started < TAKE_IN_SECONDS and _pending(scope=scope, model=embedder.name):
                 fresh: list[tuple[int, DocSpec]] = []
                 written += _index_new(scope=scope, state=state, full=False, embedder=embedder, speakers=new_speakers, later=fresh)
-                written += _vectors_after(scope=scope, state=state, embedder=embedder, speakers=new_speakers, later=fresh)[0]
+                written += _vectors_after(scope=scope, state=state, embedder=embedder, speakers=new_speakers, later=fresh,
+                                          started=started)[0]
 
         if sweep:
             if bulk >= BULK_DOCUMENTS:
@@ -302,11 +309,13 @@ def _index_new(
         _vectors_later.reset(token)
 
 
-def _vectors_after(*, scope: Scope, state: IndexState, embedder: Embedder, speakers: set[str], later: list) -> tuple[int, bool]:
+def _vectors_after(
+    *, scope: Scope, state: IndexState, embedder: Embedder, speakers: set[str], later: list, started: float,
+) -> tuple[int, bool]:
     """The vectors of the documents a documents-first run wrote (`later`), VECTOR_SLICE at a time,
     documents with a vector of their own before windows (composed from their turns' vectors);
-    after each slice, the documents of rows committed above the watermarks meanwhile (the cheap
-    check, `_pending`), whose vectors join the queue. Returns the documents written meanwhile, and
+    after each slice, up to TAKE_IN_SECONDS after the run `started`, the documents of rows committed above the
+    watermarks meanwhile (the cheap check, `_pending`), whose vectors join the queue. Returns the documents written meanwhile, and
     whether the queue forgot some (beyond VECTORS_LATER_CAP), which `_embed_missing` then finds."""
     written, forgot = 0, False
     while later:
@@ -314,7 +323,7 @@ def _vectors_after(*, scope: Scope, state: IndexState, embedder: Embedder, speak
         part = later[:VECTOR_SLICE]
         del later[:VECTOR_SLICE]
         _embed(scope=scope, docs=part, embedder=embedder)
-        if _pending(scope=scope, model=embedder.name):
+        if time.monotonic() - started < TAKE_IN_SECONDS and _pending(scope=scope, model=embedder.name):
             written += _index_new(scope=scope, state=state, full=False, embedder=embedder, speakers=speakers, later=later)
             forgot = forgot or len(later) > VECTORS_LATER_CAP
             del later[VECTORS_LATER_CAP:]

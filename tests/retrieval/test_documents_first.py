@@ -252,3 +252,20 @@ def test_only_what_was_pending_when_the_run_began_counts_as_a_bulk(cast, monkeyp
         episode(scope, f"Imported note {n}")
     index_if_free(scope=scope)
     assert analysed == [1]
+
+
+def test_a_run_takes_in_new_rows_for_a_while_and_then_lets_the_next_run_have_them(cast, monkeypatch, slices):
+    """So a Celery worker's run does not hold the scope's lock (and the queued run a worker slot)
+    for as long as the writes go on."""
+    scope = cast.scope_a
+    monkeypatch.setattr(indexing, "TAKE_IN_SECONDS", 0.0)
+    late: list[Episode] = []
+    embedder = Watching(scope, before=lambda call: late.append(episode(scope, "Ferdinand joined the platform team")) if call == 1 else None)
+    monkeypatch.setattr(indexing, "scope_embedder", lambda _scope: embedder)
+    first = [episode(scope, f"Standup notes {n}") for n in range(3)]
+
+    index_if_free(scope=scope)
+    assert documented(scope) == vectored(scope) == {e.pk for e in first}  # the late write is the next run's
+
+    index_if_free(scope=scope)
+    assert documented(scope) == vectored(scope) == {e.pk for e in first + late}
