@@ -345,25 +345,29 @@ def _backlog_warn(scope: Scope, out) -> None:
     """Say so when the scope holds episodes waiting for extraction before anything is sent (a
     `bench recall --keep` conversation is ingested without it): the server's background works on
     them during every phase, and the figures include that work."""
-    from memories.models import EpisodeStatus
-
-    waiting = Episode.objects.in_scope(scope).filter(status__in=[EpisodeStatus.PENDING, EpisodeStatus.PROCESSING]).count()
+    waiting = _unfinished(scope).count()
     if waiting:
         out.write(f"note: {waiting} episodes of {scope.slug} wait for extraction; the server extracts them during the phases, "
                   "which the figures include (only the benchmark's own writes are waited for)\n")
+
+
+def _unfinished(scope: Scope, *, after: int = 0):
+    """The scope's episodes above `after` that wait for extraction or are being extracted."""
+    from memories.models import EpisodeStatus
+
+    return Episode.objects.in_scope(scope).filter(pk__gt=after, status__in=[EpisodeStatus.PENDING, EpisodeStatus.PROCESSING])
 
 
 def _drained(scope: Scope, out, *, after: int = 0) -> float | None:
     """Seconds until the scope has no episode above `after` (those the benchmark wrote) pending or
     processing and its index has caught up (the server's background work after a write phase);
     None if not within DRAIN_WAIT."""
-    from memories.models import EpisodeStatus
     from retrieval.indexing import index_behind
 
     started = time.monotonic()
     model = get_embedder().name
     while time.monotonic() - started < DRAIN_WAIT:
-        busy = Episode.objects.in_scope(scope).filter(pk__gt=after, status__in=[EpisodeStatus.PENDING, EpisodeStatus.PROCESSING]).exists()
+        busy = _unfinished(scope, after=after).exists()
         if not busy and not index_behind(scope=scope, model=model):
             return round(time.monotonic() - started, 1)
         time.sleep(0.2)

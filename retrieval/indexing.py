@@ -215,9 +215,13 @@ def _background_run(*, scope: Scope, state: IndexState) -> int:
     return written
 
 
+# The scope's documents counted up to a cap (params: scope id, cap): a count, not a scan of a large scope.
+_DOCUMENTS_UP_TO = "SELECT count(*) FROM (SELECT 1 FROM retrieval_searchdocument WHERE scope_id = %s LIMIT %s) d"
+
+
 def _documents_at_least(scope: Scope, count: int) -> bool:
     with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM (SELECT 1 FROM retrieval_searchdocument WHERE scope_id = %s LIMIT %s) d", [scope.pk, count])
+        cursor.execute(_DOCUMENTS_UP_TO, [scope.pk, count])
         return cursor.fetchone()[0] >= count
 
 
@@ -368,7 +372,7 @@ def reindex_into_own_graphs(*, scope: Scope, model: str) -> bool:
     `model` already, or its documents (one vector each) reach RETRIEVAL_SCOPE_GRAPH_AT. Into the
     shared graph, a large scope's vectors would go one graph insert at a time."""
     return _graphs_due(
-        scope=scope, model=model, sql="SELECT count(*) FROM (SELECT 1 FROM retrieval_searchdocument WHERE scope_id = %s LIMIT %s) d",
+        scope=scope, model=model, sql=_DOCUMENTS_UP_TO,
         params=lambda cap: [scope.pk, cap],
     )
 
@@ -1154,10 +1158,13 @@ def _rows_gone(*, head: str, kind_column: str, tables: dict[str, str], scope: Sc
     return out
 
 
-def _orphan_documents(*, scope: Scope, targets: dict[str, list[int]] | None = None) -> list[int]:
+def _orphan_documents(
+    *, scope: Scope, targets: dict[str, list[int]] | None = None, tables: dict[str, str] = _TARGET_TABLES,
+) -> list[int]:
     """Ids of the scope's documents whose row is gone; `targets` (collection → target ids)
-    limits the look-up to those, else every document is checked (index-backed anti-joins)."""
-    rows = _rows_gone(head="SELECT d.id FROM retrieval_searchdocument d", kind_column="collection", tables=_TARGET_TABLES,
+    limits the look-up to those, else every document is checked (index-backed anti-joins);
+    `tables`, to those collections (collection → the table its target_id points into)."""
+    rows = _rows_gone(head="SELECT d.id FROM retrieval_searchdocument d", kind_column="collection", tables=tables,
                       scope=scope, ids=targets)
     return [row[0] for row in rows]
 
@@ -1238,9 +1245,7 @@ def orphans_remove(*, scope: Scope, between: Callable[[], None] = lambda: None) 
     documents = vectors = 0
     for collection, table in _TARGET_TABLES.items():
         with transaction.atomic():
-            gone = [row[0] for row in _rows_gone(head="SELECT d.id FROM retrieval_searchdocument d", kind_column="collection",
-                                                 tables={collection: table}, scope=scope, ids=None)]
-            erased = documents_erase(scope=scope, doc_ids=gone)
+            erased = documents_erase(scope=scope, doc_ids=_orphan_documents(scope=scope, tables={collection: table}))
         documents, vectors = documents + erased["documents"], vectors + erased["vectors"]
         between()
     vectors += _orphan_vectors_delete(scope=scope, between=between)
