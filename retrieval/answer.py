@@ -756,13 +756,15 @@ def _corrected_away(said: str, meant: str) -> set[str]:
     return {w for w in normalize_name(said).split() if w not in kept and (w.isdigit() or (len(w) > 1 and w not in _STOP))}
 
 
-def _as_corrected(scope: Scope | None, item: RecallItem, sentence: str) -> tuple[str, Episode | None]:
-    """`sentence` as a short correction said soon after it (among the scope's next CORRECTION_AMONG
-    episodes within CORRECTION_WITHIN) says it should have been ("we bought 120 new CT40s", then
+def _as_corrected(scope: Scope | None, item: RecallItem, sentence: str) -> tuple[str, "Episode | _Said | None"]:
+    """`sentence` as a short correction said soon after it (later in the same message, `_corrected_within`, else among
+    the scope's next CORRECTION_AMONG episodes within CORRECTION_WITHIN) says it should have been ("we bought 120 new CT40s", then
     "sorry, 150": "we bought 150 new CT40s"; or one said as a whole statement naming the wrong value, `amend.restated`),
     with the correction's episode;
     else the sentence as said and None. Any speaker may correct (`amend.amended` decides whether
     the later text corrects this sentence at all)."""
+    if item.kind != "fact" and (corrected := _corrected_within(item, sentence)) is not None:
+        return corrected
     episode_id = (item.source or {}).get("episode")
     if scope is None or not episode_id or item.kind == "fact":
         return sentence, None
@@ -780,6 +782,32 @@ def _as_corrected(scope: Scope | None, item: RecallItem, sentence: str) -> tuple
                 return meant, episode  # about this sentence, not a statement in between
         between.append((episode.text, episode.speaker))
     return sentence, None
+
+
+@dataclass(frozen=True)
+class _Said:
+    """A sentence of a message, as a correction's quote needs it (who said it and when)."""
+    text: str
+    speaker: str
+    occurred_at: datetime | None
+
+
+def _corrected_within(item: RecallItem, sentence: str) -> tuple[str, _Said] | None:
+    """`sentence` as a later sentence of the same message corrects it ("Saturday paper is 48 pages this week.
+    Correction, 56, not 48", "Guest wifi is CourierGuest. Sorry, HarbourGuest!"), with that sentence; the extractor
+    reads the message so (`offline._self_corrected`). A sentence in between that holds what the correction is about
+    is the one it corrects. None when no later sentence corrects it."""
+    said = [s.strip() for s in re.split(r"(?<=[.!?])\s+", item.text or "") if s.strip()]
+    try:
+        at = said.index(sentence.strip())
+    except ValueError:
+        return None
+    for index in range(at + 1, len(said)):
+        if (meant := amended(sentence, said[index])) is not None:
+            if any(holds_shape(between, said[index]) for between in said[at + 1:index]):
+                return None
+            return meant, _Said(text=said[index], speaker=item.speaker or "", occurred_at=item.occurred_at)
+    return None
 
 
 # Words after which a value is the old or the wrong one, not the answer.

@@ -352,3 +352,53 @@ def test_an_answer_quotes_an_earlier_sentence_as_a_whole_statement_corrected_it(
     reply = answer(scope=say.cast.scope_a, question="Where was the first-aid course Kirsty and Tomasz went on?",
                    now=datetime(2026, 12, 1, tzinfo=UTC)).text
     assert "Stirling" in reply and "Perth" not in reply.split("\n")[0]
+
+
+# Stop 47: chat's own marks of a correction, and a message that corrects itself.
+@pytest.mark.parametrize("previous, correction, meant", [
+    # the star: "*12"
+    ("the new printer does 18 pages a minute", "*28", "the new printer does 28 pages a minute"),
+    ("book club moves to Tuesdays", "*Thursdays", "book club moves to Thursdays"),
+    # a value, then the wrong one the statement said, with no word of correction
+    ("the boiler service is on 3 May, the engineer has a key", "3 JUNE not may. may was the quote", "the boiler service is on 3 JUNE, the engineer has a key"),
+    ("spare chairs are in store room 14, bottom shelf", "room 41 not 14", "spare chairs are in store room 41, bottom shelf"),
+    ("the hall deposit is £250", "Thanks! Quick fix for the minutes: it's £205, not £250.", "the hall deposit is £205"),
+    # "apologies" opens one as "sorry" does
+    ("the rent goes up to £900 in April", "apologies, £990. the letter was blurry", "the rent goes up to £990 in April"),
+    # a common word capitalised as the sentence's first is no name to replace
+    ("Office wifi is StaffNet now", "sorry, TeamNet!", "Office wifi is TeamNet now"),
+    ("Night manager from March is Oliver", "sorry, Olivia", "Night manager from March is Olivia"),
+    # of two codes the correction mentions, the one the new value repeats a word of
+    ("We ordered the scanner for the lab: the XR-200.", "sorry, I meant the XR-300. The 200 has no USB-C", "We ordered the scanner for the lab: the XR-300."),
+])
+def test_a_star_a_named_wrong_value_and_an_apology_correct(previous, correction, meant):
+    assert amended(previous, correction) == meant
+
+
+@pytest.mark.parametrize("previous, correction", [
+    ("the fridge in the kitchen is working again", "the freezer is not working though"),  # a clause of its own, not a value
+    ("the Bristol office opens at 9", "Slack, not email, for anything urgent"),  # the wrong value was never said
+    ("Slack is where Tom posts the rota", "sorry, Teams"),  # "Slack" opens the sentence as a name: two names, no guessing
+])
+def test_what_only_looks_like_those_marks_corrects_nothing(previous, correction):
+    assert amended(previous, correction) is None
+
+
+def test_a_message_that_corrects_itself_is_read_as_meant():
+    from memories.extraction.offline import extract
+
+    said = extract(text="Visitor wifi is GuestHub. Sorry, VisitorHub! Code's on the whiteboard", speaker="maya",
+                   occurred_at=datetime(2026, 3, 2, tzinfo=UTC), team="Orbit")
+    assert [f.value for f in said.facts if f.attribute == "visitor_wifi"] == ["VisitorHub"]
+
+
+@pytest.mark.django_db
+def test_an_answer_from_the_evidence_reads_a_correction_later_in_the_same_message(say):
+    say("tomasz", "Our stall at the craft fair sold 40 mugs this weekend. Correction, 46, not 40, I missed a box", "2026-03-02")
+    assert not Fact.objects.in_scope(say.cast.scope_a).exists()  # no fact: the answer is the evidence's
+    reply = answer(scope=say.cast.scope_a, question="How many mugs did our stall sell at the craft fair?",
+                   now=datetime(2026, 12, 1, tzinfo=UTC)).text.split("\n")
+    assert reply[0] == "46 mugs"
+    assert "40" not in "\n".join(reply)
+    assert reply[1].startswith('tomasz said on 2 March 2026: "Our stall at the craft fair sold … mugs this weekend."')
+    assert 'corrected on 2 March 2026: "Correction, 46, not …, I missed a box"' in reply[1]

@@ -187,6 +187,13 @@ Meanwood?" lost the quote that answered it to the new fact that he lives in Mean
 Stop 46 changed no extraction: heldout-ab.yaml (a family-run holiday park's staff chat, 230 questions) was written
 blind by a helper and committed before its first run, which measured 103 here: its floor, read as a total only, the
 "before" of the next extraction change.
+Stop 47: corrections in more of chat's shapes, read off the development sets' failing corrections (a message that
+corrects itself, "Guest wifi is CourierGuest. Sorry, HarbourGuest!", read so by the answers' quotes too; "*35"; "14 JULY
+not june" with no word of correction; "apologies, …"): heldout-ac.yaml (a two-surgery vet practice's staff chat, 230
+questions) was written blind by a helper and committed before its first run: 79 before the change and 79 after (its
+floor); heldout-ab, whose questions were read (not its failures) before the change, 103 → 103; the eight blind suites
+before it 860 → 861 (heldout-aa 134 → 135); development 2,579 → 2,590 (heldout-k 132 → 133, -l 116 → 117, -n 83 → 86,
+-q 126 → 132: the floors below).
 Through recorded model replies: not done (no model is reachable here to record replies for these
 suites' statements)."""
 
@@ -205,16 +212,17 @@ TARGET = 0.90  # the issue's; not reached offline
                                                         ("heldout-d.yaml", 168, 236), ("heldout-e.yaml", 165, 254),
                                                         ("heldout-f.yaml", 120, 191), ("heldout-g.yaml", 125, 190),
                                                         ("heldout-h.yaml", 128, 191), ("heldout-i.yaml", 140, 220), ("heldout-j.yaml", 122, 222),
-                                                        ("heldout-k.yaml", 132, 232),
-                                                        ("heldout-l.yaml", 116, 230), ("heldout-m.yaml", 124, 230),
-                                                        ("heldout-n.yaml", 83, 230), ("heldout-o.yaml", 125, 230),
-                                                        ("heldout-p.yaml", 118, 230), ("heldout-q.yaml", 126, 230),
+                                                        ("heldout-k.yaml", 133, 232),
+                                                        ("heldout-l.yaml", 117, 230), ("heldout-m.yaml", 124, 230),
+                                                        ("heldout-n.yaml", 86, 230), ("heldout-o.yaml", 125, 230),
+                                                        ("heldout-p.yaml", 118, 230), ("heldout-q.yaml", 132, 230),
                                                         ("heldout-r.yaml", 116, 230), ("heldout-s.yaml", 119, 230),
                                                         ("heldout-t.yaml", 107, 230), ("heldout-u.yaml", 95, 230),
                                                         ("heldout-v.yaml", 87, 230), ("heldout-w.yaml", 103, 230),
                                                         ("heldout-x.yaml", 89, 230), ("heldout-y.yaml", 97, 230),
                                                         ("heldout-z.yaml", 147, 230),
-                                                        ("heldout-aa.yaml", 134, 230), ("heldout-ab.yaml", 103, 230)])
+                                                        ("heldout-aa.yaml", 135, 230), ("heldout-ab.yaml", 103, 230),
+                                                        ("heldout-ac.yaml", 79, 230)])
 def test_the_held_out_suites_answer_at_their_floor_offline(cast, suite, right, questions):
     report = run_scenarios(owner=cast.owner, path=SCENARIOS / suite)
     assert report["provider"] == "offline" and report["failed_extractions"] == 0 and report["questions"] == questions

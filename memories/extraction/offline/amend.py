@@ -65,7 +65,7 @@ _OPENING = re.compile(
     r"ignore\s+(?:my\s+last(?:\s+(?:message|msg|one|post|text))?|that(?:\s+last\s+(?:one|message|msg))?|me(?:\s+(?:yesterday|earlier|above))?|"
     r"the\s+last\s+(?:one|message|msg))(?:\s+(?:re|about|on)\s+(?:the\s+)?[\w ]{1,30}?)?(?=\s*[,:;.!—–-]|\s*$)|"
     # "sorry, …", "my bad — 11 September", "Sorry it's meeting room 2 not 3", "oops 124 not 142"
-    r"(?:sorry|oops|my bad|my mistake)(?=\s*[,:;.!—–-]|\s+i\s+mean|\s+(?:it'?s|it is)\b|\s+\d[\w.,%]*\s+not\s)|scratch that|i meant|i mean|no wait|wait no|"
+    r"(?:sorry|apologies|oops|my bad|my mistake)(?=\s*[,:;.!—–-]|\s+i\s+mean|\s+(?:it'?s|it is)\b|\s+\d[\w.,%]*\s+not\s)|scratch that|i meant|i mean|no wait|wait no|"
     r"(?:actually|no)(?=[\s,]+(?:it'?s|it is|it'll be|it will be|make that|that should be|i meant)\b)|"
     r"actually(?=[\s,]+(?:from|on|in|at|until|by)\s+[\w-]+(?:\s+[\w-]+)?\s*(?:$|[.,;!—–-]))|"  # "actually from february 1 — paperwork"
     r"(?:it'?s|it is|it'll be|it will be)\s+actually\b)[\s,:;.!—–-]*",
@@ -89,6 +89,26 @@ _NOT = re.compile(r"(?:^|[,.;:]\s*|\s)not\s+(?:the\s+)?(?P<wrong>(?:[^,.;:!?]|(?
 _OUT_OF = re.compile(r"\b(?:out of|instead of|rather than|away from|off)\s+(?:the\s+)?(?P<wrong>[A-Z][\w.&+-]*(?:\s+[A-Z][\w.&+-]*)*|[\w][\w.+-]*)")
 _STOP = frozenset("a an the of in on at to for and or but is are was were be it its it's we our i my me you your this that "
                   "with from by as not no so just now then above here there".split())
+
+
+# Chat's mark of a correction to the line before: "*35", "*Wednesday".
+_STAR = re.compile(r"^\*\s*(?=[\w£$€])")
+# A short value, then the wrong one: "14 JULY not june", "unit 21 not 12", "Small but important: it's £148k, not £184k".
+_VALUE_NOT = re.compile(r"(?:(?:it'?s|it is|that'?s)\s+)?(?P<value>[^,.;:!?]{1,40}?),?\s+not\s+(?:the\s+)?(?P<wrong>[^,.;:!?]+?)\s*(?=[,.;:!?]|$)", re.I)
+# A word of a clause of its own ("the fridge is not working"), not of a value.
+_CLAUSE_WORD = re.compile(r"\b(?:is|are|was|were|be|been|do|does|did|has|have|had|will|would|can|could|should|i|we|you|they|he|she|it|there|this|that)\b", re.I)
+
+
+def _named_wrong(text: str, previous: str) -> re.Match | None:
+    """Where a correction without a word of correction begins: a value of at most four words, then "not" and a wrong value
+    that `previous` said, opening the text or one of its sentences ("Wonderful news. Small but important before it
+    goes on social: it's £148k, not £184k."); the empty match at that point, or None."""
+    for start in [0, *(m.end() for m in re.finditer(r"[.!?:]\s+", text))]:
+        said = _VALUE_NOT.match(text, start)
+        if said and len(said["value"].split()) <= 4 and not _CLAUSE_WORD.search(said["value"]) \
+                and len(said["wrong"].split()) <= 4 and _wrong_found(previous, said["wrong"].strip()) is not None:
+            return re.compile("").match(text, start)
+    return None
 
 
 # A correction that opens with the wrong value, then says the right one: "not blefa, thielmann", "14 JULY not june"
@@ -164,10 +184,12 @@ def correction_read(text: str, *, previous: str = "", previous_speaker: str = ""
     if (first := _NOT_FIRST.match(text)) and (right := _said_instead(first["wrong"], first["right"])):
         words = frozenset(w for w in re.findall(r"[\w'-]+", text.lower()) if w not in _STOP) - set(normalise(right).split())
         return Correction(value=right, wrong=first["wrong"].strip(), words=words, stated=True)
-    opened = _OPENING.match(text)
+    opened = _OPENING.match(text) or _STAR.match(text)
     reply = False
     if opened and opened.group(0).strip():
         rest = text[opened.end():].strip()
+    elif previous and (opened := _named_wrong(text, previous)):
+        rest = text[opened.end():].strip()  # "14 JULY not june", "unit 21 not 12": the wrong value the statement said
     elif previous and ((named := _addressed(text, previous_speaker)) is not None or checking_questions(previous)):
         rest, reply = (named if named is not None else text), True
     else:
@@ -389,11 +411,16 @@ def _replaced_span(previous: str, read: Correction) -> tuple[int, int, str] | No
         # A reply's bare word ("Holly!", but also "Wow", "Thanks") replaces only a name the reply mentions too
         # ("Hallie was the Smartwool rep").
         spans = [m for m in spans if set(normalise(m[0]).split()) & read.words]
+    if shape == "name" and len(spans) > 1 and (opener := _common_opener(previous, spans[0])):
+        spans = [m for m in spans if m is not opener]  # "Guest wifi is CourierGuest", then "Sorry, HarbourGuest!"
     if shape in ("name", "code") and len(spans) != 1:
         # Several names: the one the correction mentions too ("the Lokalise quote was silly"), else the one the new
-        # value repeats a word of ("typo: Callum Reid" for "Callum Reed", not "Rachel Dunmore")
-        spans = [m for m in spans if set(normalise(m[0]).split()) & read.words] \
-            or [m for m in spans if set(normalise(m[0]).split()) & set(value.split())]
+        # value repeats a word of ("typo: Callum Reid" for "Callum Reed", not "Rachel Dunmore"); of several it
+        # mentions, the one the value repeats a word of ("I meant the LI-7820. The 7810 doesn't measure N2O")
+        repeats = [m for m in spans if set(normalise(m[0]).split()) & set(value.split())]
+        spans = [m for m in spans if set(normalise(m[0]).split()) & read.words] or repeats
+        if len(spans) > 1 and len(narrowed := [m for m in spans if m in repeats]) == 1:
+            spans = narrowed
     elif len(spans) > 1 and (mentioned := [m for m in spans if set(normalise(m[0]).split()) & read.words]):
         spans = mentioned
     if len(spans) == 1:
@@ -405,6 +432,19 @@ def _replaced_span(previous: str, read: Correction) -> tuple[int, int, str] | No
             if word[0].lower() in read.words and word[0].lower() not in _STOP and len(word[0]) > 2:
                 return word.start(), word.end(), shape
     return None
+
+
+def _common_opener(previous: str, span: tuple[str, int, int]) -> tuple[str, int, int] | None:
+    """`span` when it is an everyday word capitalised only as the sentence's first, opening the phrase of what the
+    sentence is about ("Guest wifi is …", "Podcast name is …", "New photographer joining us …"), else None; "Slack is
+    …" and "Tom said …" open with the name itself."""
+    phrase, start, end = span
+    if start != 0 or " " in phrase or not english(phrase.lower()):
+        return None
+    following = re.match(r"\s+([a-z][\w'-]*)", previous[end:])
+    if following is None or following[1] in _STOP or _VERB_AFTER.match(" " + following[1]):
+        return None
+    return span
 
 
 def _widened(previous: str, start: int, end: int, value: str, shape: str) -> tuple[int, int, str]:
