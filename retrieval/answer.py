@@ -537,13 +537,16 @@ def _after_answer(question: str, rows: list[Fact], *, you: bool, by_id: dict) ->
     if not named:
         return "", []
     after = {f.supersedes_id: f for f in rows if f.supersedes_id}
+    both = [f for f in named if f.supersedes_id in {n.pk for n in named}]
+    if both:  # "when did paging switch from PagerDuty to Opsgenie?": both ends named, the one that followed
+        named = [next(n for n in named if n.pk == both[0].supersedes_id)]
     later = after.get(named[0].pk)
     while later is not None and _never_true(later):
         later = after.get(later.pk)
     if later is None:
         return "", []
     who = "you" if you else later.subject.name
-    span = f"{said_day(later.valid_from) if later.valid_from else '?'} to {said_day(later.valid_to) if later.valid_to else 'now'}"
+    span = f"{began(later) if later.valid_from else '?'} to {said_day(later.valid_to) if later.valid_to else 'now'}"
     line = f"After {named[0].value}: {who} {_label(later)} {later.value} ({span})."
     return line, [by_id.get(str(later.public_id)) or _item(later), by_id.get(str(named[0].public_id)) or _item(named[0])]
 
@@ -562,7 +565,7 @@ def _before_answer(question: str, rows: list[Fact], *, you: bool, by_id: dict) -
     if earlier is None:
         return "", []
     who = "you" if you else earlier.subject.name
-    span = f"{said_day(earlier.valid_from) if earlier.valid_from else '?'} to {said_day(earlier.valid_to) if earlier.valid_to else 'now'}"
+    span = f"{began(earlier) if earlier.valid_from else '?'} to {said_day(earlier.valid_to) if earlier.valid_to else 'now'}"
     # The later value is named when the question named it; else "before" is its day, so the value asked about
     # is the only one offered ("what did the newsletter go out through before the switch?")
     before = later.value if named else (said_day(later.valid_from) if later.valid_from else "then")
@@ -616,7 +619,7 @@ def _holder_before(rows: list[Fact], other: str, *, by_id: dict) -> tuple[str, l
         earlier = held[-1] if held else None
     if earlier is None:
         return "", []
-    span = f"{said_day(earlier.valid_from)} to {said_day(earlier.valid_to) if earlier.valid_to else 'now'}"
+    span = f"{began(earlier)} to {said_day(earlier.valid_to) if earlier.valid_to else 'now'}"
     line = f"Before {other.strip(' ?')}: {earlier.subject.name} {_label(earlier)} {earlier.value} ({span})."
     return line, [by_id.get(str(earlier.public_id)) or _item(earlier)]
 
@@ -811,7 +814,8 @@ def _corrected_within(item: RecallItem, sentence: str) -> tuple[str, _Said] | No
 
 
 # Words after which a value is the old or the wrong one, not the answer.
-_NOT_CURRENT = re.compile(r"\b(?:from|not|instead of|replaced|left|dropped|ditched|retired|off|used to|no longer|formerly|previously|before)\s+$", re.I)
+_NOT_CURRENT = re.compile(r"\b(?:from|not|instead of|replaced|replacing|left|leaving|dropped|dropping|ditched|ditching|binned|binning|scrapped|"
+                          r"scrapping|cancelled|cancelling|retired|retiring|off|used to|no longer|formerly|previously|before)\s+$", re.I)
 _CAPITALISED_RUN = re.compile(r"(?<![\w'])(?:[A-Z0-9][\w.&+'-]*)(?:\s+(?:[A-Z0-9][\w.&+'-]*|(?:of|de|la|du)\b))*(?:\s+[A-Z0-9][\w.&+'-]*)?")
 
 
@@ -894,7 +898,20 @@ def _only_past(scope: Scope | None, value: str) -> bool:
 
 
 def _since(fact: Fact) -> str:
-    return f" (since {said_day(fact.valid_from)})" if fact.valid_from else ""
+    return f" (since {began(fact)})" if fact.valid_from else ""
+
+
+def began(fact: Fact) -> str:
+    """When `fact` began, as `said_day` writes it, except that the first of a month at midnight is the day itself, not the
+    month, when the statement the fact came from names that day ("from 1 December", "on July 1st")."""
+    moment = fact.valid_from
+    if moment is None or said_day(moment) == f"{moment.day} {calendar.month_name[moment.month]} {moment.year}" or not fact.source_episode_id:
+        return said_day(moment)
+    said = Episode.objects.filter(pk=fact.source_episode_id).values_list("text", flat=True).first() or ""
+    month = calendar.month_name[moment.month]
+    if re.search(rf"(?<![\d/])1(?:st)?\s+(?:of\s+)?{month[:3]}[a-z]*\b|\b{month[:3]}[a-z]*\.?\s+1(?:st)?(?![\d/])", said, re.I):
+        return f"1 {month} {moment.year}"
+    return said_day(moment)
 
 
 def _sentence(facts: list[Fact], *, you: bool) -> str:

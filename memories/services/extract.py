@@ -539,14 +539,25 @@ def _capped(extraction: Extraction, *, episode: Episode) -> tuple[Extraction, in
     return extraction.model_copy(update={"facts": extraction.facts[:limit]}), dropped
 
 
-def _not_after(moment: datetime | None, limit: datetime) -> datetime | None:
-    """A model's date, made aware (naive means UTC) and no later than when the text was said:
-    a state cannot have begun after someone reported it."""
+# A team's switch of tool announced ahead ("we're moving paging from PagerDuty to Rootly on 1 July", said in June) begins
+# on the day it names, at most this far after it was said; any other state cannot have begun after someone reported it.
+SCHEDULED_AHEAD = timedelta(days=366)
+
+
+def _not_after(moment: datetime | None, limit: datetime, *, scheduled: bool = False) -> datetime | None:
+    """A date a fact begins, made aware (naive means UTC) and no later than when the text was said (`limit`), except a
+    `scheduled` one (a tool switched to on a day ahead) at most SCHEDULED_AHEAD ahead."""
     if moment is None:
         return None
     if timezone.is_naive(moment):
         moment = moment.replace(tzinfo=UTC)
-    return min(moment, limit)
+    return moment if scheduled and moment <= limit + SCHEDULED_AHEAD else min(moment, limit)
+
+
+def _scheduled(attribute: str) -> bool:
+    """Whether a fact of `attribute` may begin on a day ahead of when it was said: a team's tool (`<function>_tool`, a
+    tool in use, a replacement), which a team switches on a day it announces."""
+    return attribute in {"uses", REPLACEMENT_ATTRIBUTE} or attribute.endswith("_tool")
 
 
 def _resolved(extracted: ExtractedFact, *, resolver: Resolver, default_from: datetime, said_at: datetime, importance: float) -> NewFact:
@@ -560,7 +571,7 @@ def _resolved(extracted: ExtractedFact, *, resolver: Resolver, default_from: dat
         attribute=canonical_attribute(extracted.attribute),
         value=extracted.value,
         sentence=extracted.sentence,
-        valid_from=_not_after(extracted.valid_from, said_at) or default_from,
+        valid_from=_not_after(extracted.valid_from, said_at, scheduled=_scheduled(canonical_attribute(extracted.attribute))) or default_from,
         object_entity=object_entity,
         previous_value=extracted.previous_value,
         previous_entity=previous_entity,

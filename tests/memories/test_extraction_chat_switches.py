@@ -49,10 +49,13 @@ def test_a_current_name_alone_needs_a_function_and_a_switch_said(text):
     assert switches(text) == [("Orbit", "route_planning_tool", "Onfleet", None)]
 
 
-def test_a_switch_under_way_with_its_day_ahead_is_a_plan_until_that_day():
+def test_a_switch_under_way_with_its_day_ahead_begins_on_that_day():
+    # (until stop 47 a plan that gave nothing until its day had come; the store now keeps a tool's day ahead)
     text = "paging is moving from pagerduty to opsgenie on 1 july"
-    assert switches(text, said=datetime(2026, 6, 15, tzinfo=UTC)) == []
-    assert switches("paging is moving from pagerduty to opsgenie next week") == []
+    ahead = extract(text=text, speaker="maya", occurred_at=datetime(2026, 6, 15, tzinfo=UTC), team="Orbit").facts
+    assert [(f.attribute, f.value, f.previous_value, f.valid_from) for f in ahead] == \
+        [("on_call_tool", "Opsgenie", "Pagerduty", datetime(2026, 7, 1, tzinfo=UTC))]
+    assert switches("paging is moving from pagerduty to opsgenie next week") == []  # ahead, with no day said: a plan
     facts = extract(text=text, speaker="maya", occurred_at=datetime(2026, 7, 2, tzinfo=UTC), team="Orbit").facts
     assert [(f.attribute, f.value, f.previous_value, f.valid_from) for f in facts] == \
         [("on_call_tool", "Opsgenie", "Pagerduty", datetime(2026, 7, 1, tzinfo=UTC))]

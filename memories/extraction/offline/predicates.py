@@ -80,17 +80,18 @@ TIME_OR_WISH = re.compile(
 
 
 def progressive_done(pred: Predicate, clause: Clause, ctx: Context) -> None:
-    """"We're moving chat from Teams to Slack in August 2026", said in August: a switch under way
-    in a month that has come is read as done, and so is one that names both ends and says no time
-    or intention ("we're switching from Zoom to Teams"); with a time still ahead, or naming one end
-    ("we're moving the docs to Notion"), it is a plan and gives nothing."""
+    """"We're moving chat from Teams to Slack in August 2026": a switch under way with a time said is read as done
+    from that time, even one still ahead (the store keeps a tool's day ahead, `extract.SCHEDULED_AHEAD`; any other
+    state begins when said at the latest), and so is one that names both ends and says no time or intention ("we're
+    switching from Zoom to Teams"); one with a wish or a time it does not name ("… soon", "planning on …"), or naming
+    one end with no time ("we're moving the docs to Notion"), is a plan and gives nothing."""
     m = re.match(r"^(?:am|is|are)\s+(?P<verb>moving|switching|migrating|changing)\b", pred.text, re.I)
     # "We're switching from Davis to Iso-Analytical": a switch that names both ends and no time is under way as it is said.
-    # Not one said with any time ("… on 1 November", "… over the summer", "… next week") or as a wish ("… soon",
-    # "planning on …"): that stays a plan until its time has come.
+    # One with a time the clause resolves ("… on 1 November") begins then; one with a word of time it does not resolve
+    # ("… over the summer", "… next week") or of a wish ("… soon", "planning on …") stays a plan.
     named_both = (m is not None and clause.valid_from is None and re.search(r"\bfrom\s+\S.*\bto\s+\S", pred.text[m.end():], re.I)
                   and not TIME_OR_WISH.search(clause.text))
-    if m and (named_both or clause.valid_from is not None and clause.valid_from <= ctx.occurred_at):
+    if m and (named_both or clause.valid_from is not None):
         pred.text = {"moving": "moved", "switching": "switched", "migrating": "migrated", "changing": "changed"}[m["verb"].lower()] + pred.text[m.end():]
 
 

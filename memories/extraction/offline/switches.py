@@ -26,9 +26,9 @@ from memories.extraction.offline.context import Context
 from memories.extraction.offline.dates import MONTHS, month_number, take_dates
 from memories.extraction.offline.gazetteer import known_place
 from memories.extraction.offline.predicates import TIME_OR_WISH
-from memories.extraction.offline.rules.team import function_ok, known_function, topic_function
+from memories.extraction.offline.rules.team import FIRM_WORDS, function_ok, known_function, topic_function
 from memories.extraction.offline.truecase import english
-from memories.extraction.offline.words import NOT_NAMES, RELATIONS
+from memories.extraction.offline.words import JOBS, NOT_NAMES, RELATIONS
 from memories.extraction.schemas import ExtractedFact
 from memories.extraction.vocabulary import REPLACEMENT_ATTRIBUTE, TOOL_WORDS, function_key, tool_attribute
 
@@ -48,6 +48,15 @@ _GONE_BEFORE = re.compile(
     r"(?:now\s+|officially\s+|finally\s+|being\s+|well and truly\s+)?(?:gone|dead|cancell?ed|canceled|switched off|turned off|shut down|"
     r"retired|read-only|read only|history|binned|ditched|dropped|closed|decommissioned|discontinued|disabled|no more|the old one|was the old|"
     r"stops|stop|stopped|ends|ended))\b", re.I)
+# A name whose contract ends, or that is being left or replaced: "the sumup contract is up", "sparkle's contract isn't being
+# renewed", "we're leaving peninsula", "provet cloud is replacing rxworks".
+_ENDING = re.compile(
+    rf"(?:^|[^\w'])(?:the\s+|our\s+)?{_BEFORE}(?:'s)?\s+(?:contract|subscription|licen[cs]e|lease|account|deal)\s+"
+    r"(?:is up|is ending|ends|ended|has ended|expires|expired|is expiring|runs out|ran out|is running out|"
+    r"(?:is|was)(?:n't|\s+not)\s+(?:being\s+)?renewed|(?:won't|will not)\s+be\s+renewed)\b", re.I)
+_LEAVING = re.compile(r"\b(?:we're|we've|we are|we have|we|we'll be|we will be|we're going to be|we are going to be)\s+(?:now\s+|finally\s+|officially\s+)?(?:leaving|left)\s+"
+                      rf"(?:the\s+|our\s+)?{_AFTER}", re.I)
+_REPLACED_BY = re.compile(rf"\b(?:is|are)\s+(?:now\s+)?replacing\s+(?:the\s+|our\s+)?{_AFTER}|\breplaces\s+(?:the\s+|our\s+)?{_AFTER.replace('name', 'name2')}", re.I)
 # "no more X" says a habit ended as often as a tool ("no more paper timesheets"): read only of a name said as one.
 _NO_MORE = re.compile(rf"\bno more\s+{_AFTER}", re.I)
 # A name said current.
@@ -64,11 +73,15 @@ _NEW_BEFORE = re.compile(
     rf"(?:^|[^\w'])(?:the\s+|our\s+)?{_BEFORE}(?:'s|\s+(?:is|are|went|has gone|have gone|has been|have been))\s+(?:now\s+|officially\s+|finally\s+)?live\b"
     rf"|(?:^|[^\w'])(?:the\s+|our\s+)?{_BEFORE.replace('name', 'name2')}\s+(?:does|do|is doing|are doing|handles|handle|supplies|supply|makes|make|prints|print)\s+"
     r"(?:all\s+|all\s+of\s+|most\s+of\s+)?(?:our|the)\s+(?P<does>[a-z][\w\-]*(?:\s+[a-z][\w\-]*){0,2})"
-    rf"|(?:^|[^\w'])(?:the\s+|our\s+)?{_BEFORE.replace('name', 'name3')}\s+(?:from now on|going forward|from here on(?: in)?|as of today|from today)\b",
+    rf"|(?:^|[^\w'])(?:the\s+|our\s+)?{_BEFORE.replace('name', 'name3')}\s+(?:from now on|going forward|from here on(?: in)?|as of today|from today)\b"
+    # "sharpsmart are taking over", "croner is our HR advice service", "provet cloud is replacing rxworks"
+    rf"|(?:^|[^\w'])(?:the\s+|our\s+)?{_BEFORE.replace('name', 'name4')}\s+(?:is|are)\s+(?:now\s+)?(?:taking over|replacing)\b"
+    rf"|(?:^|[^\w'])(?:the\s+|our\s+)?{_BEFORE.replace('name', 'name5')}\s+(?:takes over|take over|replaces)\b"
+    rf"|(?:^|[^\w'])(?:the\s+|our\s+)?{_BEFORE.replace('name', 'name6')}\s+(?:is|are)\s+(?:now\s+)?our\s+(?:new\s+)?(?P<ours>[a-z][\w\-]*(?:\s+[a-z][\w\-]*){{0,3}})",
     re.I)
 # A switch from one name to another.
 _FROM_TO = re.compile(
-    r"\b(?:switch|swapp|swap|migrat|mov|chang|transition)\w*\s+(?P<fn>(?:[\w'\-]+\s+){0,3}?)from\s+(?:the\s+|our\s+)?(?P<old>[\w][\w.&+'\-]*(?:\s+[\w][\w.&+'\-]*){0,2}?)\s+"
+    r"\b(?:switch|swapp|swap|migrat|mov|chang|transition)\w*\s+(?P<fn>(?:[\w'\-]+\s+){0,3}?)(?:from|off(?:\s+of)?)\s+(?:the\s+|our\s+)?(?P<old>[\w][\w.&+'\-]*(?:\s+[\w][\w.&+'\-]*){0,2}?)\s+"
     r"(?:to|onto|over to)\s+(?:the\s+|our\s+)?" + _AFTER, re.I)
 
 # Words that make a name alone a switch, with a function said ("switched to circuit for route planning").
@@ -106,6 +119,9 @@ _ACCOUNTS = frozenset("page account accounts workspace licence license licences 
 # Labels and subjects that name no function ("Good news: …", "the uni is switching …").
 _NO_FUNCTIONS = frozenset("long good great bad big exciting sad happy quick small important random fun uni university company council "
                           "everyone team staff practice firm business organisation organization org group department dept studio shop store club charity trust".split())
+# Words that say a firm serves the team, not what for: "supplier" alone is no function.
+_GENERIC = frozenset("supplier suppliers provider providers vendor vendors company companies contractor contractors service services "
+                     "partner partners firm firms".split())
 _LINKS = frozenset("is are was were has have been got gets will be being goes go went going live now officially finally".split())
 # Slots that name no tool: pronouns, people, times.
 _NOT_A_NAME = frozenset(
@@ -214,8 +230,8 @@ def _function(text: str, new: str, names: set[str], ctx: Context, topic: str | N
         fn = " ".join(words)
         if not words or not function_ok(fn) or any(w in _NOT_A_NAME or w in ctx.people or w in _FN_STOP or w in RELATIONS for w in words):
             return None
-        if fn.casefold() in names or words[-1] in _EVENTS or not function_key(fn) or (len(words) == 1 and words[0] in _NO_FUNCTIONS):
-            return None
+        if fn.casefold() in names or words[-1] in _EVENTS or not function_key(fn) or (len(words) == 1 and words[0] in _NO_FUNCTIONS | _GENERIC):
+            return None  # (a qualifier dropped as a name leaves "supplier" of "CO2 supplier": no function of its own)
         return fn
 
     if said and (fn := usable(cut(said))):
@@ -233,6 +249,9 @@ def _function(text: str, new: str, names: set[str], ctx: Context, topic: str | N
                      r"will|move|moves|moved|moving|switches|switched|switching|lives|live|done))\b", piece, re.I)
         if m and (fn := usable(m["fn"])) and fn.split()[0] not in {"we", "i", "it", "everything", "that", "this", "there"}:
             return fn
+    if m := re.match(r"\s+(?:is|are)\s+(?:now\s+)?our\s+(?:new\s+)?(?P<fn>[a-z][\w\-]*(?:\s+[a-z][\w\-]*){0,2})", after, re.I):
+        if fn := usable(cut(m["fn"])):
+            return fn  # "croner is our HR advice service from 1 april"
     if m := re.match(r"\s+(?:now\s+)?for\s+(?:the\s+|our\s+|all\s+(?:the\s+|our\s+)?)?(?P<fn>[a-z][\w\-]*(?:\s+[a-z][\w\-]*){0,2})", after):
         fn = cut(m["fn"])
         if usable(fn):
@@ -282,6 +301,26 @@ def _when(text: str, ctx: Context) -> datetime | None:
     return take_dates(text, replace(ctx, event_at=None, facts=[]))[1]
 
 
+def _person_in_a_role(name: str, text: str) -> bool:
+    """Whether `text` says `name`, typed as a person's name is (one or two capitalised words, none a firm's), is "our"
+    something a person is ("Ruben is now our tech lead"; not "Hagen & Co are our accountants", "croner is our HR advice
+    service")."""
+    said = re.search(rf"(?<!\w)(?P<name>{re.escape(name)})\s+(?:is|are)\s+(?:now\s+)?our\s+(?:new\s+)?(?P<role>[a-z][\w\- ]*)", text, re.I)
+    if said is None:
+        return False
+    words = said["name"].split()
+    person_shaped = len(words) <= 2 and all(re.fullmatch(r"[A-Z][a-z]+", w) for w in words) and words[-1].lower() not in FIRM_WORDS
+    role = said["role"].split()
+    return person_shaped and any(w.lower().rstrip("s") in JOBS or w.lower() in JOBS for w in role[:3])
+
+
+def _sentence_at(text: str, at: int) -> str:
+    """The sentence of `text` that holds the character at `at`."""
+    start = max((m.end() for m in re.finditer(r"[.!?]+\s+", text[:at])), default=0)
+    end = re.search(r"[.!?]+(?:\s|$)", text[at:])
+    return text[start: at + end.start()] if end else text[start:]
+
+
 def _fact(ctx: Context, attribute: str, new: str, old: str | None, confidence: float, when: datetime | None) -> ExtractedFact:
     sentence = f"We use {new} instead of {old}." if old else f"We use {new}."
     return ExtractedFact(subject=ctx.we, attribute=attribute, value=new, object_entity=new, object_kind="organization", sentence=sentence,
@@ -299,9 +338,12 @@ _EMOJI = re.compile(r"[\U0001F000-\U0001FAFF\u2600-\u27BF]")
 
 
 def _gone(text: str, ctx: Context) -> list[str]:
-    """The names a statement (without its emoji) says are gone: "bye dropbox", "quickbooks is cancelled", and after "no
-    more" only a name ("no more slack"; not "no more paper claim forms")."""
+    """The names a statement (without its emoji) says are gone: "bye dropbox", "quickbooks is cancelled", "the sumup
+    contract is up", "we're leaving peninsula", "… is replacing rxworks", and after "no more" only a name ("no more
+    slack"; not "no more paper claim forms")."""
     return _names(_GONE_AFTER, text, ctx, backwards=False) + _names(_GONE_BEFORE, text, ctx, backwards=True) + \
+        _names(_ENDING, text, ctx, backwards=True) + _names(_LEAVING, text, ctx, backwards=False) + \
+        _names(_REPLACED_BY, text, ctx, backwards=False) + \
         [name for name in _names(_NO_MORE, text, ctx, backwards=False) if _typed_as_name(name, text) or " " not in name]
 
 
@@ -321,12 +363,15 @@ def switch_read(text: str, ctx: Context, *, topic: str | None = None) -> list[Ex
     elif m := _FROM_TO.search(text):
         if re.match(r"(?:my|his|her|their|your)\b", m["fn"].strip(), re.I):
             return []  # "I switched my phone from Android to iPhone": the speaker's own thing
-        if re.match(r"mov", m.group(0), re.I) and not m["fn"].strip() and re.search(
+        if re.match(r"mov", m.group(0), re.I) and not m["fn"].strip() and not re.search(r"\boff\b", m.group(0), re.I) and re.search(
                 r"(?:^|[.!?]\s+|\b(?:i|we|i've|we've|i'm|we're|just|finally|have|has|all)\s+)" + re.escape(m.group(0)[:4]), text, re.I):
             return []  # "hi all! moved from portland to kingsbridge last week": a home, not a tool
         old = _name(m["old"], ctx, whole=True, described=bool(re.search(r"\bfrom\s+(?:the|our)\s+$", text[:m.start("old")], re.I)))
         new = _name(m["name"], ctx, described=bool(re.search(r"\b(?:the|our)\s+$", text[:m.start("name")], re.I)))
         olds, news = ([old] if old else []), ([new] if new else [])
+        said_ends = {n.casefold() for n in olds + news}
+        if re.search(r"\boff\b", m.group(0), re.I) and any(g.casefold() not in said_ends for g in _gone(text, ctx)):
+            return []  # "email's moving off godaddy onto fastmail and we're dropping zoom too": two switches in one breath
     else:
         olds = _gone(text, ctx)
         news = _names(_NEW_AFTER, text, ctx, backwards=False) + _names(_NEW_BEFORE, text, ctx, backwards=True)
@@ -337,16 +382,19 @@ def switch_read(text: str, ctx: Context, *, topic: str | None = None) -> list[Ex
     if len(news) != 1 or len(olds) > 1:
         return []
     new, old = news[0], (olds[0] if olds else None)
+    if not old and _person_in_a_role(new, text):
+        return []  # "Ruben is now our tech lead": a person's role, not a tool
     if known_place(new) or re.search(rf"{re.escape(new)}\s+(?:in|at)\s+(?:the\s+)?(?-i:[A-Z])", text, re.I):
         return []  # "moved from europe-west1 to europe-west4 in the Netherlands": a place
     said_fn = m["fn"].strip() if (m := _FROM_TO.search(text)) else ""
     when = _when(text, ctx)
-    if _UNDER_WAY.search(text) and (when > ctx.occurred_at if when else TIME_OR_WISH.search(text)):
-        return []  # "paging is moving from pagerduty to rootly on 1 july", said in june: a plan until its time has come (as `progressive_done`)
+    if (under_way := _UNDER_WAY.search(text)) and not when and TIME_OR_WISH.search(_sentence_at(text, under_way.start())):
+        return []  # "paging is moving to rootly soon": a plan with no day said. With one ("… on 1 july", said in june) it begins then.
     fn = _function(text, new, {new.casefold(), (old or "").casefold()}, ctx, topic, said=said_fn)
     if not fn and not (_typed_as_name(new, text) or (old and _typed_as_name(old, text))):
         return []  # "no more meetings, we're going with async updates": no name and no function
-    if not _SWITCHED.search(text) and re.search(r"\bmov(?:e|es|ed|ing)\b", text, re.I) and not _typed_as_name(new, text):
+    if not _SWITCHED.search(text) and re.search(r"\bmov(?:e|es|ed|ing)\b", text, re.I) and not _typed_as_name(new, text) \
+            and not (old and _typed_as_name(old, text)):
         return []  # "the defib has moved from reception to the staff corridor": a thing moved to a place
     if fn and (old or _SWITCH_SAID.search(text)):
         return [_fact(ctx, tool_attribute(fn), new, old, 0.7, when)]

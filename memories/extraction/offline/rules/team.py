@@ -330,7 +330,7 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
 
 # A firm's name: capitalised words (an "&" or "and" between them) ending in a word that names a firm ("Bramble Hill
 # Farm", "Hagen & Co", "Harlan Property", "Cairnview Pet Cremation"), or a name shaped as no person's (PHS, 1Password).
-_FIRM_WORDS = frozenset(
+FIRM_WORDS = frozenset(
     "ltd limited co company inc llc llp plc gmbh group services service farm farms partners associates solutions supplies "
     "supply hire logistics couriers courier cleaning cleaners property properties waste recycling accountants accounting "
     "bank insurance insurers brewery bakery printers print printing labs systems studio studios agency media energy water "
@@ -361,7 +361,7 @@ def _firm_name(name: str, ctx: Context) -> bool:
     if name.casefold() in {ctx.speaker.casefold(), (ctx.team or "").casefold()} or ctx.subject_kinds.get(name) == "person" \
             or words[0].lower() in ctx.people or words[0].lower() in NOT_NAMES:
         return False
-    return words[-1].lower().strip(".") in _FIRM_WORDS and (len(words) > 1 or words[0].isupper()) \
+    return words[-1].lower().strip(".") in FIRM_WORDS and (len(words) > 1 or words[0].isupper()) \
         or no_person_s_shape(name)
 
 
