@@ -660,7 +660,7 @@ def _evidence_answer(question: str, items: list[RecallItem], *, scope: Scope | N
         if mine and (item.speaker or "").casefold() != mine and not re.search(rf"\b{re.escape(mine)}\b", (item.text or "").casefold()) \
                 and not (who and _ASK_ME.search(item.text or "")):
             continue  # someone else's words about someone else (not "please ask me first" for "who do I ask?")
-        for sentence in re.split(r"(?<=[.!?])\s+", item.text or ""):
+        for sentence in _sentences_of(item.text):
             terms = _terms(sentence)
             scored.append((len(said & terms), -rank, sentence.strip(), item, len(said_all & terms), sentence.rstrip().endswith("?")))
     scored.sort(key=lambda c: (c[0], c[4], c[1]), reverse=True)  # the words of time only break ties
@@ -787,6 +787,11 @@ def _as_corrected(scope: Scope | None, item: RecallItem, sentence: str) -> tuple
     return sentence, None
 
 
+def _sentences_of(text: str | None) -> list[str]:
+    """A message's sentences as the answers read them: the evidence is scored, and corrected, sentence by sentence."""
+    return re.split(r"(?<=[.!?])\s+", text or "")
+
+
 @dataclass(frozen=True)
 class _Said:
     """A sentence of a message, as a correction's quote needs it (who said it and when)."""
@@ -800,7 +805,7 @@ def _corrected_within(item: RecallItem, sentence: str) -> tuple[str, _Said] | No
     Correction, 56, not 48", "Guest wifi is CourierGuest. Sorry, HarbourGuest!"), with that sentence; the extractor
     reads the message so (`offline._self_corrected`). A sentence in between that holds what the correction is about
     is the one it corrects. None when no later sentence corrects it."""
-    said = [s.strip() for s in re.split(r"(?<=[.!?])\s+", item.text or "") if s.strip()]
+    said = [s.strip() for s in _sentences_of(item.text) if s.strip()]
     try:
         at = said.index(sentence.strip())
     except ValueError:

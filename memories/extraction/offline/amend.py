@@ -99,15 +99,15 @@ _VALUE_NOT = re.compile(r"(?:(?:it'?s|it is|that'?s)\s+)?(?P<value>[^,.;:!?]{1,4
 _CLAUSE_WORD = re.compile(r"\b(?:is|are|was|were|be|been|do|does|did|has|have|had|will|would|can|could|should|i|we|you|they|he|she|it|there|this|that)\b", re.I)
 
 
-def _named_wrong(text: str, previous: str) -> re.Match | None:
+def _named_wrong(text: str, previous: str) -> int | None:
     """Where a correction without a word of correction begins: a value of at most four words, then "not" and a wrong value
     that `previous` said, opening the text or one of its sentences ("Wonderful news. Small but important before it
-    goes on social: it's £148k, not £184k."); the empty match at that point, or None."""
+    goes on social: it's £148k, not £184k."); its offset in `text`, or None."""
     for start in [0, *(m.end() for m in re.finditer(r"[.!?:]\s+", text))]:
         said = _VALUE_NOT.match(text, start)
         if said and len(said["value"].split()) <= 4 and not _CLAUSE_WORD.search(said["value"]) \
                 and len(said["wrong"].split()) <= 4 and _wrong_found(previous, said["wrong"].strip()) is not None:
-            return re.compile("").match(text, start)
+            return start
     return None
 
 
@@ -188,8 +188,8 @@ def correction_read(text: str, *, previous: str = "", previous_speaker: str = ""
     reply = False
     if opened and opened.group(0).strip():
         rest = text[opened.end():].strip()
-    elif previous and (opened := _named_wrong(text, previous)):
-        rest = text[opened.end():].strip()  # "14 JULY not june", "unit 21 not 12": the wrong value the statement said
+    elif previous and (begins := _named_wrong(text, previous)) is not None:
+        rest = text[begins:].strip()  # "14 JULY not june", "unit 21 not 12": the wrong value the statement said
     elif previous and ((named := _addressed(text, previous_speaker)) is not None or checking_questions(previous)):
         rest, reply = (named if named is not None else text), True
     else:
@@ -237,7 +237,7 @@ def correction_read(text: str, *, previous: str = "", previous_speaker: str = ""
     # (a reply's words without the name it calls its addressee by)
     words = frozenset(w for w in re.findall(r"[\w'-]+", (rest if reply else text).lower()) if w not in _STOP) - set(normalise(value).split())
     words |= frozenset(part for w in words if "-" in w for part in normalise(w).split())  # "Clear-Com" is "clear com" too
-    weak = not reply and bool(re.fullmatch(r"(?:sorry|oops|my bad|my mistake|no wait|wait no)[\s,:;.!-]*", opened.group(0), re.I))
+    weak = not reply and opened is not None and bool(re.fullmatch(r"(?:sorry|oops|my bad|my mistake|no wait|wait no)[\s,:;.!-]*", opened.group(0), re.I))
     return Correction(value=value, wrong=wrong, words=words, weak=weak, reply=reply, stated=stated)
 
 
