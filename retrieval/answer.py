@@ -12,6 +12,7 @@ always returns the best facts and evidence, so a person can judge.
 
 import calendar
 import logging
+import os
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -29,7 +30,7 @@ from memories.normalize import normalize_name, normalize_value
 from retrieval.intents import asks_history, attributes_asked, mentions_first_person, priority_attributes, reverse_asked
 from retrieval.search import RecallItem, RecallResult, recall_evidence
 from retrieval.search.question import entities_named, scope_speakers, speaker_entity
-from retrieval.spans import date_span, expected_kind, fits, only_when
+from retrieval.spans import date_span, expected_kind, fits, holds_date, only_when
 from retrieval.temporal import as_of_in_question, parse_time
 
 logger = logging.getLogger("memoryweb.retrieval")
@@ -229,6 +230,8 @@ def _direct_answer(*, scope: Scope, question: str, speaker: str, facts: list[Rec
         if subject is None:
             return "", []
         candidates = candidates.filter(subject=subject)
+    elif attributes == ("lives_in",):
+        return "", []  # where someone lives, with nobody named: "which city was the congress in?" is not anyone's home
     else:
         subject = None
     rows = list(candidates.order_by("-valid_from", "-id")[:200])
@@ -689,6 +692,11 @@ def _evidence_answer(question: str, items: list[RecallItem], *, scope: Scope | N
             break
     if best_item is None:
         return "", None
+    if not span and correction is None:
+        # No span of what the best sentence says, but a correction of it: the value the correction put in
+        # ("guest wifi password is hedgehog42", then "lol no sorry it's hedgehog24": "hedgehog24")
+        best_meant, correction = _as_corrected(scope, best_item, best)
+        span = _put_in(best, best_meant, question) if correction is not None else ""
     who = f"{best_item.speaker} said" if getattr(best_item, "speaker", "") else "It was said"
     when = f" on {said_day(best_item.occurred_at)}" if best_item.occurred_at else ""
     corrected = correction.text.strip() if correction is not None else ""
@@ -750,6 +758,22 @@ def _current_quoted(sentence: str, *, span: str, scope: Scope | None, gone: set[
         out += [sentence[end:start], "…"]
         end = stop
     return "".join(out) + sentence[end:]
+
+
+def _put_in(said: str, meant: str, question: str) -> str:
+    """The words a correction put in `said` to make `meant` (whole words: "hedgehog42" → "hedgehog24", "the red tin" →
+    "the blue tin": "blue"), or "" when they are none, or no answer of the kind the question asks for (a date)."""
+    start = len(os.path.commonprefix([said, meant]))
+    tail = len(os.path.commonprefix([said[start:][::-1], meant[start:][::-1]]))
+    end = len(meant) - tail
+    while start > 0 and (meant[start - 1].isalnum() or meant[start - 1] in "'-"):
+        start -= 1
+    while end < len(meant) and (meant[end].isalnum() or meant[end] in "'-"):
+        end += 1
+    put = meant[start:end].strip(" ,.;:!?")
+    if not put or len(put.split()) > 6 or (expected_kind(question) == "date" and not holds_date(put)):
+        return ""
+    return put
 
 
 def _corrected_away(said: str, meant: str) -> set[str]:

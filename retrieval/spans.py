@@ -62,7 +62,7 @@ def fits(kind: str | None, *, attribute: str, value: str) -> bool:
     says a date (or an attribute of one: `_date`, `_schedule`, `_time`); a place question no date; a
     person question no tool, place, date, amount or number."""
     if kind == "date":
-        return attribute.endswith(("_date", "_dates", "_schedule", "_time", "_deadline")) or holds_date(value)
+        return attribute.endswith(("_date", "_dates", "_schedule", "_time", "_deadline")) or (holds_date(value) and not _year_in_words(value))
     if kind == "place":
         return not attribute.endswith(("_date", "_dates", "_schedule", "_time")) and not re.fullmatch(r"[\d\s:.]+", value.strip()) \
             and not only_when(value)
@@ -70,6 +70,13 @@ def fits(kind: str | None, *, attribute: str, value: str) -> bool:
         return not attribute.endswith(("_tool", "_place", "_date", "_dates", "_schedule", "_time")) and attribute != "uses" \
             and not re.match(r"\s*[$£€\d]", value)  # an amount or a number is nobody
     return True
+
+
+def _year_in_words(value: str) -> bool:
+    """True when all a value says of when is a year among words of a thing ("the big 2025 feature", "our 2026
+    roadmap"): no answer to "when …?"."""
+    rest = re.sub(r"\b(?:19|20)\d\d\b", " ", value)
+    return rest != value and not holds_date(rest) and len(rest.split()) >= 2 and not re.search(r"\b(?:in|since|by|until|from|of)\s+(?:19|20)\d\d\b", value, re.I)
 
 
 def only_when(value: str) -> bool:
@@ -115,7 +122,7 @@ def _dates_in(sentence: str, said_at: datetime | None) -> list[tuple[int, str]]:
     past = bool(_PAST.search(sentence))
     for pattern in _SAID_DATES:
         for match in pattern.finditer(sentence):
-            add(match, _with_year(match[0].strip(" ,."), said_at, past=past))
+            add(match, _spelled_out(_with_year(match[0].strip(" ,."), said_at, past=past)))
     for match in _RECURRING.finditer(sentence):
         add(match, match[0].strip())
     if said_at is not None:
@@ -128,6 +135,17 @@ def _dates_in(sentence: str, said_at: datetime | None) -> list[tuple[int, str]]:
     for match in _YEAR_ALONE.finditer(sentence):  # "founded in 2016": a year said alone, when nothing says more
         add(match, match["year"])
     return [(start, text) for start, _, text in sorted(taken)]
+
+
+_FULL_MONTH = {m.lower()[:3]: m for m in list(calendar.month_name)[1:]}
+
+
+def _spelled_out(date: str) -> str:
+    """A date said in chat's short forms as the answer writes it: "17th nov 2023" → "17 November 2023", "the 3rd of
+    sept" → "3 September" (a day's ordinal and "of" dropped, the month in full); its order and its year kept."""
+    date = re.sub(r"\b(\d{1,2})(?:st|nd|rd|th)\b", r"\1", date, flags=re.I)
+    date = re.sub(rf"(?<=\d)\s+of\s+(?=(?:{_MONTHS})\b)", " ", date, flags=re.I)
+    return re.sub(rf"\b(?:{_MONTHS})\b\.?", lambda m: _FULL_MONTH[m[0][:3].lower()], date, flags=re.I)
 
 
 _YEAR_ALONE = re.compile(r"\b(?:in|since|by|until|of|around)\s+(?P<year>(?:19|20)\d\d)\b(?![%]|[.,]\d)", re.I)

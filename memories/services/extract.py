@@ -259,7 +259,8 @@ def _extract(episode: Episode, extractor: Extractor) -> ExtractionOutcome:
         changes = []
         for index, extracted in enumerate(extraction.facts):
             if canonical_attribute(extracted.attribute) == CORRECTION_ATTRIBUTE:
-                extracted = _correction_placed(extracted, scope=scope, resolver=resolver, subjects=[speaker_entity, team_entity], speaker=speaker)
+                extracted = _correction_placed(extracted, scope=scope, resolver=resolver, subjects=[speaker_entity, team_entity],
+                                               said_at=episode.occurred_at, text=episode.text, speaker=speaker)
                 if extracted is None:
                     continue  # "it's Porto, not Lisbon" with no Lisbon known: nothing to correct
             if canonical_attribute(extracted.attribute) == REPLACEMENT_ATTRIBUTE:
@@ -435,12 +436,15 @@ def _current_value(*, scope: Scope, new: NewFact) -> str | None:
     return fact.value if fact is not None and fact.value_normalized != new.value_normalized else None
 
 
-def _latest_said(*, scope: Scope, subject, speaker: str, value: str) -> Fact | None:
+def _latest_said(*, scope: Scope, subject, speaker: str, value: str, said_at: datetime) -> Fact | None:
     """"Sorry, I meant Thursday": the fact of `subject` from the speaker's last episode that had
-    one, the one whose value looks like the new one (a day for a day, a number for a number) first.
-    An amount corrects only an amount ("scratch that, 6,400" is never a tool's new name): when the
-    last episode holds none, the speaker's latest amount."""
-    rows = list(Fact.objects.in_scope(scope).filter(subject=subject, status=FactStatus.ACTIVE, source_episode__speaker=speaker)
+    one, within CORRECTION_WITHIN before the correction, the one whose value looks like the new one
+    (a day for a day, a number for a number) first. An amount corrects only an amount ("scratch that,
+    6,400" is never a tool's new name): when the last episode holds none, the speaker's latest amount.
+    A day or a number never replaces a name or words, nor the other way round: "scratch that, it's
+    friday 17th" after an event that gave no fact is not where the speaker lives, said months before."""
+    rows = list(Fact.objects.in_scope(scope).filter(subject=subject, status=FactStatus.ACTIVE, source_episode__speaker=speaker,
+                                                    source_episode__occurred_at__gte=said_at - CORRECTION_WITHIN)
                 .exclude(value_normalized=normalize_value(value)).order_by("-source_episode__occurred_at", "-source_episode_id", "-id")[:20])
     if not rows:
         return None
@@ -448,7 +452,13 @@ def _latest_said(*, scope: Scope, subject, speaker: str, value: str) -> Fact | N
     alike = next((f for f in last if _shape(f.value) == _shape(value)), None)
     if alike is None and _shape(value) == "number":
         return next((f for f in rows if _shape(f.value) == "number"), None)
+    if alike is None and _timelike(_shape(value)) != _timelike(_shape(last[0].value)):
+        return None
     return alike or last[0]
+
+
+def _timelike(shape: str) -> bool:
+    return shape in ("day", "number")
 
 
 _WEEKDAY = re.compile(r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b", re.I)
@@ -462,12 +472,17 @@ def _shape(value: str) -> str:
     return "name" if value[:1].isupper() else "words"
 
 
-def _correction_placed(extracted: ExtractedFact, *, scope: Scope, resolver: Resolver, subjects: list, speaker: str = "") -> ExtractedFact | None:
+def _correction_placed(extracted: ExtractedFact, *, scope: Scope, resolver: Resolver, subjects: list, said_at: datetime,
+                       text: str = "", speaker: str = "") -> ExtractedFact | None:
     """"Actually, it's Porto, not Lisbon" names no attribute: the one of the active fact, of the
     speaker (or the team), whose value is the wrong one; "Sorry, I meant Porto" names no wrong
     value either: a fact of the speaker's last episode (`CORRECTS_CURRENT`, `_latest_said`). None when there is
     no such fact."""
     current = extracted.corrects == CORRECTS_CURRENT
+    if current and (read := correction_read(text)) and read.wrong \
+            and normalize_value(read.value) == normalize_value(extracted.value):
+        # "Correction to the offsite: it's Glasgow, not Edinburgh, …": the wrong value is named after all
+        extracted, current = extracted.model_copy(update={"corrects": read.wrong}), False
     wrong = normalize_value(extracted.corrects or "")
     named = resolver.find(extracted.subject)
     candidates = []
@@ -475,7 +490,7 @@ def _correction_placed(extracted: ExtractedFact, *, scope: Scope, resolver: Reso
         if subject is None or not wrong:
             continue
         if current:
-            found = _latest_said(scope=scope, subject=subject, speaker=speaker, value=extracted.value)
+            found = _latest_said(scope=scope, subject=subject, speaker=speaker, value=extracted.value, said_at=said_at)
             if found is not None:
                 candidates.append(found)
             continue

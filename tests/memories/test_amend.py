@@ -402,3 +402,99 @@ def test_an_answer_from_the_evidence_reads_a_correction_later_in_the_same_messag
     assert "40" not in "\n".join(reply)
     assert reply[1].startswith('tomasz said on 2 March 2026: "Our stall at the craft fair sold … mugs this weekend."')
     assert 'corrected on 2 March 2026: "Correction, 46, not …, I missed a box"' in reply[1]
+
+
+# Stop 48: corrections in lowercase chat, with the chatter after them.
+@pytest.mark.parametrize("previous, correction, meant", [
+    # interjections before the apology, and the reason after the value
+    ("visitor wifi code is orchid51 for today", "haha no sorry it's orchid15. long day", "visitor wifi code is orchid15 for today"),
+    # an apology then the value with its digits, then why
+    ("our supplier account is 73318 on the forms", "sorry 73381, fat fingers", "our supplier account is 73381 on the forms"),
+    # the value and the wrong one in two sentences
+    ("side gate code is 4471", "argh 4417. not 4471. new phone", "side gate code is 4417"),
+    # a weekday abbreviated before a date, and the day after the weekday corrected too
+    ("fire warden training on tues 12th march, 10am", "scratch that, it's weds 13th. the trainer is off tuesday",
+     "fire warden training on weds 13th march, 10am"),
+    # lowercase words: the name named as the wrong one, a dictionary word the statement said, the thing with another word before it
+    ("site visit at oakridge farm on friday", "sorry, elmridge farm not oakridge, my mistake", "site visit at elmridge farm on friday"),
+    ("signed up for the first aid course, it's in bristol", "not bristol, bath. read it wrong", "signed up for the first aid course, it's in bath"),
+    ("the float is in the green box under the till", "correction: grey box! the green one is the raffle", "the float is in the grey box under the till"),
+    ("leaving do is at the tennis club, fri 4 july", "sorry jo, it's the bowls club! the tennis club is shut", "leaving do is at the bowls club, fri 4 july"),
+])
+def test_a_correction_in_lowercase_chat_with_its_reason_after_it(previous, correction, meant):
+    assert amended(previous, correction) == meant
+    assert holds_shape(previous, correction)
+
+
+@pytest.mark.parametrize("previous, correction", [
+    ("the float is in the green box under the till", "correction: lunch is on me"),  # no thing of the statement named
+    ("the float is in the green box under the till", "sorry, wrong chat"),  # an apology and chatter
+    ("the float is in the green box under the till", "sorry jo, long day"),  # an apology to someone, no value
+])
+def test_lowercase_chatter_after_an_opening_corrects_nothing(previous, correction):
+    assert amended(previous, correction) is None
+
+
+@pytest.mark.django_db
+def test_a_correction_of_an_event_that_gave_no_fact_changes_no_older_fact_of_the_speaker(say):
+    # "scratch that, it's friday 17th" corrects the event said just before, which gave no fact: never where the
+    # speaker lives, said months before (it used to become "lives in: friday 17th").
+    say("ines", "I live in Harrowgate Hill, ten minutes on the bike", "2026-02-02")
+    say("ines", "team photo for everyone on thurs 14th may, 2pm", "2026-05-04")
+    say("ines", "scratch that, it's friday 15th. the photographer can't do thursday", "2026-05-05")
+    held = Fact.objects.in_scope(say.cast.scope_a).filter(attribute="lives_in")
+    assert [(f.value, f.status) for f in held] == [("Harrowgate Hill", FactStatus.ACTIVE)]
+
+
+@pytest.mark.django_db
+def test_an_answer_from_a_corrected_sentence_with_no_span_is_the_value_the_correction_put_in(say):
+    say("maya", "printer pin is lemon88, don't share it", "2026-03-02")
+    say("maya", "lol no sorry it's lemon98. tired", "2026-03-02")
+    reply = answer(scope=say.cast.scope_a, question="what's the printer pin?", now=datetime(2026, 12, 1, tzinfo=UTC)).text.split("\n")
+    assert reply[0] == "lemon98"
+    assert "lemon88" not in "\n".join(reply)
+    assert 'corrected on 2 March 2026: "lol no sorry it\'s lemon98. tired"' in reply[1]
+
+
+def test_a_date_in_chats_short_form_is_written_out():
+    said = datetime(2026, 5, 5, 12, tzinfo=UTC)
+    assert date_span("team photo is on fri 15th may, 2pm", said) == "15 May 2026"
+    assert date_span("the audit is on the 3rd of nov", said) == "3 November 2026"
+
+
+@pytest.mark.parametrize("previous, correction, meant", [
+    # a name spelled out, typed in lowercase or not
+    ("our contact at the bank is sarah whitlock", "it's whitlocke, with an e. sarah whitlocke", "our contact at the bank is sarah whitlocke"),
+    ("the temp on reception next week is jon baxter", "actually it's John with an h, he told me himself", "the temp on reception next week is John baxter"),
+    ("welcome aboard niamh brannigan, our new apprentice!", "*brannagan with an a, sorry niamh", "welcome aboard niamh brannagan, our new apprentice!"),
+    # a value, then "actually"
+    ("spring mailing list is up to 1,180 subscribers", "1,810 actually, I misread the export", "spring mailing list is up to 1,810 subscribers"),
+    # where we are, then the wrong place
+    ("our hotel's the grand by the station", "we're at the carlton, not the grand, the grand was full", "our hotel's the carlton by the station"),
+])
+def test_a_name_respelled_a_value_then_actually_and_where_we_are_correct(previous, correction, meant):
+    assert amended(previous, correction, same_speaker=False) == meant
+
+
+@pytest.mark.parametrize("previous, correction", [
+    ("the park is by the river", "sorry, Mark"),  # alike in three of four letters, and no spelling said
+    ("spring mailing list is up to 1,180 subscribers", "it's actually a lot of work"),  # "actually" in chat
+])
+def test_a_word_only_alike_or_actually_in_chat_corrects_nothing(previous, correction):
+    assert amended(previous, correction, same_speaker=False) is None
+
+
+@pytest.mark.django_db
+def test_a_correction_naming_the_wrong_value_months_later_corrects_that_fact(say):
+    say("oona", "The 2027 retreat will be in Porto, 8-9 October.", "2026-04-20")
+    say("oona", "Correction to the retreat: it's Braga, not Porto, same dates, the Porto venue cancelled on us.", "2026-09-14")
+    held = Fact.objects.in_scope(say.cast.scope_a).filter(attribute__endswith="_place").order_by("id")
+    assert [(f.value, f.status) for f in held] == [("Porto", FactStatus.SUPERSEDED), ("Braga", FactStatus.ACTIVE)]
+
+
+@pytest.mark.django_db
+def test_where_someone_lives_answers_no_question_that_names_nobody(say):
+    say("ines", "I live in Harrowgate Hill, ten minutes on the bike", "2026-02-02")
+    say("maya", "trade fair in birmingham this week, tom and ines going", "2026-03-02")
+    reply = answer(scope=say.cast.scope_a, question="which city was the trade fair in?", now=datetime(2026, 12, 1, tzinfo=UTC)).text
+    assert "Harrowgate" not in reply

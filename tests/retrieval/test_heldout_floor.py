@@ -204,6 +204,16 @@ questions) was written blind by a helper and committed before its first run, whi
 (its floor); heldout-ac 79 → 90; the nine blind suites t–ab, totals only, 963 → 980 (the floors below); development
 2,590 → 2,603, heldout-m 124 → 123 (its floor lowered: "Dog vaccines: moving from Nobivac to Versican Plus from
 March" is now a fact, and it answers "what do we use to monitor the vaccine fridge temperature?" by the word vaccine).
+Stop 48: corrections in lowercase chat with the chatter after them ("lol no sorry it's hedgehog24. brain not working",
+"sorry 55210, I swapped the digits", "ugh 2690. not 2609.", "sorry, fernhill farm not fernleigh", "correction: blue tin!",
+"sorry priya, it's the rugby club!", "421 actually", a name spelled out: "it's hollins, with an n"); a "sorry, I meant …"
+that names no wrong value corrects only what its speaker said within CORRECTION_WITHIN, and a day or a number never a name
+(it made kwame "live in friday 17th"); a quote corrected with no span gives the value the correction put in; a date in
+chat's short form written out ("17th nov" → "17 November"); where someone lives answers no question that names nobody;
+a year among words of a thing answers no "when". heldout-ae.yaml (a plumbing and heating firm's staff chat, 230 questions)
+was written blind by a helper, committed in stop 47 and first run on this stop's starting code: 129 before, 132 after (its
+floor); heldout-ad 107 → 109, the nine blind suites t–ab, totals only, 980 → 992 (the floors below); development 2,693 →
+2,749 (heldout-ac 90 → 106), no question lost.
 Through recorded model replies: not done (no model is reachable here to record replies for these
 suites' statements)."""
 
@@ -218,21 +228,22 @@ SCENARIOS = Path(__file__).parents[2] / "retrieval" / "scenarios"
 TARGET = 0.90  # the issue's; not reached offline
 
 
-@pytest.mark.parametrize("suite, right, questions", [("heldout-a.yaml", 152, 174), ("heldout-b.yaml", 68, 68), ("heldout-c.yaml", 157, 167),
-                                                        ("heldout-d.yaml", 168, 236), ("heldout-e.yaml", 165, 254),
-                                                        ("heldout-f.yaml", 121, 191), ("heldout-g.yaml", 125, 190),
-                                                        ("heldout-h.yaml", 128, 191), ("heldout-i.yaml", 141, 220), ("heldout-j.yaml", 124, 222),
-                                                        ("heldout-k.yaml", 134, 232),
-                                                        ("heldout-l.yaml", 117, 230), ("heldout-m.yaml", 123, 230),
-                                                        ("heldout-n.yaml", 86, 230), ("heldout-o.yaml", 126, 230),
-                                                        ("heldout-p.yaml", 122, 230), ("heldout-q.yaml", 132, 230),
-                                                        ("heldout-r.yaml", 120, 230), ("heldout-s.yaml", 119, 230),
-                                                        ("heldout-t.yaml", 110, 230), ("heldout-u.yaml", 98, 230),
-                                                        ("heldout-v.yaml", 88, 230), ("heldout-w.yaml", 104, 230),
-                                                        ("heldout-x.yaml", 92, 230), ("heldout-y.yaml", 100, 230),
-                                                        ("heldout-z.yaml", 148, 230),
-                                                        ("heldout-aa.yaml", 137, 230), ("heldout-ab.yaml", 103, 230),
-                                                        ("heldout-ac.yaml", 90, 230), ("heldout-ad.yaml", 107, 230)])
+@pytest.mark.parametrize("suite, right, questions", [("heldout-a.yaml", 152, 174), ("heldout-b.yaml", 68, 68), ("heldout-c.yaml", 159, 167),
+                                                        ("heldout-d.yaml", 168, 236), ("heldout-e.yaml", 167, 254),
+                                                        ("heldout-f.yaml", 123, 191), ("heldout-g.yaml", 126, 190),
+                                                        ("heldout-h.yaml", 131, 191), ("heldout-i.yaml", 141, 220), ("heldout-j.yaml", 130, 222),
+                                                        ("heldout-k.yaml", 135, 232),
+                                                        ("heldout-l.yaml", 123, 230), ("heldout-m.yaml", 125, 230),
+                                                        ("heldout-n.yaml", 90, 230), ("heldout-o.yaml", 127, 230),
+                                                        ("heldout-p.yaml", 125, 230), ("heldout-q.yaml", 134, 230),
+                                                        ("heldout-r.yaml", 122, 230), ("heldout-s.yaml", 122, 230),
+                                                        ("heldout-t.yaml", 113, 230), ("heldout-u.yaml", 98, 230),
+                                                        ("heldout-v.yaml", 88, 230), ("heldout-w.yaml", 107, 230),
+                                                        ("heldout-x.yaml", 93, 230), ("heldout-y.yaml", 101, 230),
+                                                        ("heldout-z.yaml", 150, 230),
+                                                        ("heldout-aa.yaml", 137, 230), ("heldout-ab.yaml", 105, 230),
+                                                        ("heldout-ac.yaml", 106, 230), ("heldout-ad.yaml", 109, 230),
+                                                        ("heldout-ae.yaml", 132, 230)])
 def test_the_held_out_suites_answer_at_their_floor_offline(cast, suite, right, questions):
     report = run_scenarios(owner=cast.owner, path=SCENARIOS / suite)
     assert report["provider"] == "offline" and report["failed_extractions"] == 0 and report["questions"] == questions

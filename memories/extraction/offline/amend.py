@@ -32,7 +32,7 @@ CORRECTION_AMONG = 3
 _MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
           r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
 _ORD = r"(?:st|nd|rd|th)?"
-_WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+_WEEKDAY = r"(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|tues?|weds|thu(?:rs?)?|fri)"
 # A weekday said before a date is part of it: "Friday 19 June" is one date (corrected as one: "it's Friday 26 June").
 _WEEKDAY_BEFORE = rf"{_WEEKDAY},?\s+(?:the\s+)?"
 _DAY_NUMBERS = rf"\d{{1,2}}{_ORD}(?:\s*(?:-|–|to)\s*\d{{1,2}}{_ORD})?"
@@ -56,16 +56,19 @@ _SHAPE = dict(_SHAPES)
 # The shapes a longer phrase is read as when it holds one ("end of July", "WEDNESDAY night 8pm", "every 2nd Thursday").
 _PHRASE_SHAPES = 5
 
+# Chat's interjections before a correction's opening: "ugh typo, $105/hr", "lol no sorry it's …".
+_INTERJECTION = r"(?:ugh|argh|oh|ah|eh|hmm+|ok|okay|lol|lmao|ha(?:ha)+|no|nope)[\s,.!]+"
 # How a correction opens. "actually" and "no" alone are everyday chat: they mark a correction only
 # with "it's" / "make that" after them.
 _OPENING = re.compile(
-    r"^(?:(?:ugh|argh|oh|ah|eh|hmm+|ok|okay|lol)[\s,.!]+)?"  # "ugh typo, $105/hr", "ugh correction, the code is …"
+    rf"^(?:{_INTERJECTION})*"
     r"(?:(?:[\w ]{0,25}\b(?:correction|typo|misspoke|mistake)\b[\w ]{0,25}:)|correction\b(?:\s+on\s+(?:the\s+above|that|my\s+last))?|"
     r"typo\b(?:\s+(?:above|there|in\s+my\s+last))?|"
     r"ignore\s+(?:my\s+last(?:\s+(?:message|msg|one|post|text))?|that(?:\s+last\s+(?:one|message|msg))?|me(?:\s+(?:yesterday|earlier|above))?|"
     r"the\s+last\s+(?:one|message|msg))(?:\s+(?:re|about|on)\s+(?:the\s+)?[\w ]{1,30}?)?(?=\s*[,:;.!—–-]|\s*$)|"
     # "sorry, …", "my bad — 11 September", "Sorry it's meeting room 2 not 3", "oops 124 not 142"
-    r"(?:sorry|apologies|oops|my bad|my mistake)(?=\s*[,:;.!—–-]|\s+i\s+mean|\s+(?:it'?s|it is)\b|\s+\d[\w.,%]*\s+not\s)|scratch that|i meant|i mean|no wait|wait no|"
+    r"(?:sorry|apologies|oops|my bad|my mistake)(?=\s*[,:;.!—–-]|\s+i\s+mean|\s+(?:it'?s|it is)\b|\s+\d[\w.,%]*\s+not\s|"
+    r"\s+[£$€]?\d[\w.,%/-]*(?:\s*[,.;!—–-]|\s*$)|\s+@?[a-z][\w-]*[,!]\s*(?:it'?s|it is|i meant|i mean)\b)|scratch that|i meant|i mean|no wait|wait no|"
     r"(?:actually|no)(?=[\s,]+(?:it'?s|it is|it'll be|it will be|make that|that should be|i meant)\b)|"
     r"actually(?=[\s,]+(?:from|on|in|at|until|by)\s+[\w-]+(?:\s+[\w-]+)?\s*(?:$|[.,;!—–-]))|"  # "actually from february 1 — paperwork"
     r"(?:it'?s|it is|it'll be|it will be)\s+actually\b)[\s,:;.!—–-]*",
@@ -94,7 +97,7 @@ _STOP = frozenset("a an the of in on at to for and or but is are was were be it 
 # Chat's mark of a correction to the line before: "*35", "*Wednesday".
 _STAR = re.compile(r"^\*\s*(?=[\w£$€])")
 # A short value, then the wrong one: "14 JULY not june", "unit 21 not 12", "Small but important: it's £148k, not £184k".
-_VALUE_NOT = re.compile(r"(?:(?:it'?s|it is|that'?s)\s+)?(?P<value>[^,.;:!?]{1,40}?),?\s+not\s+(?:the\s+)?(?P<wrong>[^,.;:!?]+?)\s*(?=[,.;:!?]|$)", re.I)
+_VALUE_NOT = re.compile(r"(?:(?:it'?s|it is|that'?s|we'?re|we are)(?:\s+(?:at|in))?\s+)?(?P<value>[^,.;:!?]{1,40}?)[,.]?\s+not\s+(?:the\s+)?(?P<wrong>[^,.;:!?]+?)\s*(?=[,.;:!?]|$)", re.I)
 # A word of a clause of its own ("the fridge is not working"), not of a value.
 _CLAUSE_WORD = re.compile(r"\b(?:is|are|was|were|be|been|do|does|did|has|have|had|will|would|can|could|should|i|we|you|they|he|she|it|there|this|that)\b", re.I)
 
@@ -124,6 +127,7 @@ class Correction:
     weak: bool = False  # opened by an apology alone ("sorry, …"), which also greets: "Sorry, John."
     reply: bool = False  # no word of correction: a reply naming who said the statement, or answering their checking question
     stated: bool = False  # the value said as one ("it's Ghent", "it moved to MAP Brewing"), not a bare word ("Holly!", "Wow")
+    spelling: bool = False  # it spells the value out or calls the first a typo ("Karl with a K"): a name respelled
 
 
 # A reply corrects with no word of correction when it names the one who said the statement ("Dana it's $2,800",
@@ -181,13 +185,19 @@ def correction_read(text: str, *, previous: str = "", previous_speaker: str = ""
     (`previous`, said by `previous_speaker`), a reply that names its speaker or answers its checking
     question corrects with no word of correction (`Correction.reply`)."""
     text = re.sub(r"[’‘]", "'", (text or "").strip())
-    if (first := _NOT_FIRST.match(text)) and (right := _said_instead(first["wrong"], first["right"])):
+    if (first := _NOT_FIRST.match(text)) and (right := _said_instead(
+            first["wrong"], first["right"], said=bool(previous) and _wrong_found(previous, first["wrong"].strip()) is not None)):
         words = frozenset(w for w in re.findall(r"[\w'-]+", text.lower()) if w not in _STOP) - set(normalise(right).split())
         return Correction(value=right, wrong=first["wrong"].strip(), words=words, stated=True)
     opened = _OPENING.match(text) or _STAR.match(text)
     reply = False
     if opened and opened.group(0).strip():
         rest = text[opened.end():].strip()
+    elif previous and (first_said := _VALUE_ACTUALLY.match(text)) and len(first_said["value"].split()) <= 3 \
+            and not _CLAUSE_WORD.search(first_said["value"]):
+        rest = first_said["value"]  # "421 actually, I just re-ran the report"
+    elif previous and _SPELLING_MARK.search(text) and _SAYS_VALUE.match(text):
+        rest = text  # "it's hollins, with an n": a name spelled out
     elif previous and (begins := _named_wrong(text, previous)) is not None:
         rest = text[begins:].strip()  # "14 JULY not june", "unit 21 not 12": the wrong value the statement said
     elif previous and ((named := _addressed(text, previous_speaker)) is not None or checking_questions(previous)):
@@ -218,18 +228,21 @@ def correction_read(text: str, *, previous: str = "", previous_speaker: str = ""
     # "we're going with Confluent Cloud"), at most five words, none of them a verb of its own; or one that
     # opens with a value ("26 with partners", "$105/hr", "Yeti's trailer") or says "the code is RIDGE15".
     value, stated = "", False
+    apology = opened is not None and bool(re.fullmatch(_APOLOGY, opened.group(0), re.I))
     for index, clause in enumerate(re.split(r"(?<=[.!?;])\s+|,\s+|\s+[-–—]\s+", rest_value)):
         clause = re.sub(r"^(?:so|then|and)\s+(?=it'?s\b|it is\b)", "", clause.strip(" .!?;,"), flags=re.I)  # "… So it's Wednesday!"
         if index and (not _SAYS_VALUE.match(clause) or (reply and not addressed)):
             continue  # after the first clause only "it's Ghent": "sorry to hear that, John" names no value
         stated = bool(_SAYS_VALUE.match(clause))
-        bare = _AFTER_VALUE.sub("", _LEAD.sub("", clause, count=1)).strip(" .!?;,")
+        bare = _SPELLING.sub("", _AFTER_VALUE.sub("", _LEAD.sub("", clause, count=1)).strip(" .!?;,"))
         value = _clause_value(bare)
         if not value and wrong and (wrong_shape := _shape_of(wrong)) and wrong_shape != "name" \
                 and len(of_shape := _spans(bare, wrong_shape)) == 1:
             value = of_shape[0][0]  # "it's meeting room 2 not 3": the one value of the wrong one's shape
         if value and reply and not stated and not wrong and (_shape_of(value) == "name" or not asked):
             value = ""  # a reply's bare word is its own talk ("Wow", "Thanks", "Hey Tim", "5 years already!")
+        if not value and not reply and (stated or wrong or (opened is not None and not apology)):
+            value = _plain_value(bare)  # in lowercase chat: "correction: blue tin!", "sorry, fernhill farm not fernleigh"
         if value:
             break
     if not value or normalise(value) == normalise(wrong):
@@ -237,13 +250,63 @@ def correction_read(text: str, *, previous: str = "", previous_speaker: str = ""
     # (a reply's words without the name it calls its addressee by)
     words = frozenset(w for w in re.findall(r"[\w'-]+", (rest if reply else text).lower()) if w not in _STOP) - set(normalise(value).split())
     words |= frozenset(part for w in words if "-" in w for part in normalise(w).split())  # "Clear-Com" is "clear com" too
-    weak = not reply and opened is not None and bool(re.fullmatch(r"(?:sorry|oops|my bad|my mistake|no wait|wait no)[\s,:;.!-]*", opened.group(0), re.I))
-    return Correction(value=value, wrong=wrong, words=words, weak=weak, reply=reply, stated=stated)
+    weak = not reply and apology
+    return Correction(value=value, wrong=wrong, words=words, weak=weak, reply=reply, stated=stated,
+                      spelling=bool(_SPELLING_MARK.search(text)))
 
 
-def _said_instead(wrong: str, right: str) -> str:
+# A value, then "actually", opening a reply: "421 actually, I just re-ran the report".
+_VALUE_ACTUALLY = re.compile(r"^(?P<value>(?:[^,.;:!?]|(?<=\d)[,.](?=\d)){1,30}?)\s+actually\b", re.I)
+# How chat spells a name out after it: "Karl with a K", "hollins, with an n", "docherty with a c".
+_SPELLING = re.compile(r",?\s+with\s+(?:a|an|two|double|one)\s+['\"]?[a-z]['\"]?s?(?![\w'-]).*$", re.I)
+_SPELLING_MARK = re.compile(r"\bwith\s+(?:a|an|two|double|one)\s+['\"]?[a-z]['\"]?s?(?![\w'-])|\bspel+(?:t|ed|ling|s)?\b|\btypo\b|autocorrect", re.I)
+
+
+def _respelled(previous: str, value: str, *, spelling: bool = False) -> tuple[int, int, str] | None:
+    """The one word of `previous` that `value`, a single word, spells otherwise ("doherty" for "docherty", "carl" for
+    "Karl", "hollis" for "hollins"): alike in four of five letters, or in three of four when the correction says it
+    spells a name out (`spelling`: "with a K", "typo"). None when no word, or several, are."""
+    from difflib import SequenceMatcher
+
+    if len(value.split()) != 1 or len(value) < 4:
+        return None
+    wanted = value.lower()
+    least = 0.7 if spelling else 0.8
+    found = [m for m in re.finditer(r"(?<![\w'-])[A-Za-z][\w'-]{2,}", previous)
+             if m[0].lower() != wanted and m[0].lower() not in _STOP and SequenceMatcher(None, m[0].lower(), wanted).ratio() >= least]
+    return (found[0].start(), found[0].end(), "words") if len(found) == 1 else None
+
+
+# An opening that is an apology alone, which also greets ("Sorry, John.").
+_APOLOGY = rf"(?:{_INTERJECTION})*(?:sorry|oops|my bad|my mistake|no wait|wait no)[\s,:;.!-]*"
+# A value said in lowercase words: at most three, none of them a clause's ("blue tin", "the rugby club", "fernhill farm").
+_PLAIN = re.compile(r"[a-z][a-z0-9'&-]*(?:\s+[a-z][a-z0-9'&-]*){0,2}")
+
+
+def _plain_value(bare: str) -> str:
+    """A value typed in lowercase words, or "": what `_shape_of` gives no shape (it reads a name by its capital)."""
+    bare = re.sub(r"^(?:the|a|an|our|my|your)\s+", "", bare.strip(" .!?;,"), flags=re.I)
+    if not _PLAIN.fullmatch(bare) or _CLAUSE_WORD.search(bare) or all(w in _STOP for w in bare.split()):
+        return ""
+    return bare
+
+
+def _head_replaced(previous: str, value: str) -> tuple[int, int, str] | None:
+    """Where `previous` says the thing a value in lowercase words names, with another word before it: "the red tin"
+    for "blue tin", "the cricket club" for "rugby club". The one such phrase (a word and the value's last word), else None."""
+    words = value.split()
+    if len(words) < 2:
+        return None
+    head = re.escape(words[-1])
+    found = [m for m in re.finditer(rf"(?<![\w'-])([\w'-]+)\s+{head}(?![\w'-])", previous, re.I)
+             if m[1].lower() not in _STOP and normalise(m[0]) != normalise(value)]
+    return (found[0].start(), found[0].end(), "words") if len(found) == 1 else None
+
+
+def _said_instead(wrong: str, right: str, *, said: bool = False) -> str:
     """The right value of "not <wrong>, <right>", or "": one of the wrong one's shape ("not Loretta, Floriditas"), or in chat
-    typed in lowercase one or two words that are no small words ("not blefa, thielmann"; not "not now, later")."""
+    typed in lowercase one or two words that are no small words ("not blefa, thielmann"; not "not now, later"), dictionary
+    words too ("not leeds, nottingham") when the statement before said the wrong one (`said`)."""
     right = right.strip()
     if normalise(right) == normalise(wrong):
         return ""
@@ -251,7 +314,7 @@ def _said_instead(wrong: str, right: str) -> str:
         return value
     plain = [w for w in f"{wrong} {right}".split() if w.isalpha() and w.islower() and w not in _STOP]
     if len(right.split()) <= 2 and len(wrong.split()) <= 2 and len(plain) == len(f"{wrong} {right}".split()) \
-            and not all(english(w) for w in right.split()) and not all(english(w) for w in wrong.split()):
+            and (said or (not all(english(w) for w in right.split()) and not all(english(w) for w in wrong.split()))):
         return right
     return ""
 
@@ -313,8 +376,24 @@ def amended(previous: str, correction: str, *, same_speaker: bool = True, previo
     value = _narrowed(read.value, shape)
     if normalise(said[start:end]) == normalise(value):
         return None
-    meant = said[:start] + value + said[end:]
+    meant = _other_parts(said[:start] + value + said[end:], read.value, kept=(start, start + len(value)))
     return _declarative(meant, value_at=start) if question else meant
+
+
+def _other_parts(meant: str, value: str, *, kept: tuple[int, int]) -> str:
+    """`meant` with the other parts of a phrase of several values replaced too, each where the statement says the one of
+    its shape: "friday 17th" for "thurs 16th nov" is the weekday, then the day; "WEDNESDAY night 8pm" for "Thursday night
+    7pm" the weekday, then the time."""
+    for shape in ("weekday", "day", "time"):
+        part = [m.group(0).strip() for m in _SHAPE[shape].finditer(value)]
+        if len(part) != 1 or normalise(part[0]) in normalise(meant[kept[0]:kept[1]]).split():
+            continue
+        said = [m for m in _spans(meant, shape) if not (kept[0] <= m[1] < kept[1])]
+        if len(said) == 1 and normalise(said[0][0]) != normalise(part[0]):
+            _, start, end = said[0]
+            meant = meant[:start] + part[0] + meant[end:]
+            kept = (min(kept[0], start), max(kept[1] + len(part[0]) - (end - start), start + len(part[0])))
+    return meant
 
 
 def restated(previous: str, correction: str) -> str | None:
@@ -371,6 +450,8 @@ def holds_shape(previous: str, correction: str, *, previous_speaker: str = "") -
         # value, not the one just before ("I meant the 11th, thursday not wednesday" still corrects "10 July")
         return False
     shape = _shape_of(read.value)
+    if shape is None or (shape == "name" and not _spans(previous, "name")):
+        return (_head_replaced(previous, read.value) or _respelled(previous, read.value, spelling=read.spelling)) is not None
     if shape == "day" and not _spans(previous, "day"):
         return _day_of_date(previous) is not None
     if shape == "date" and not _spans(previous, "date") and len(_spans(previous, "month")) == 1:
@@ -388,13 +469,17 @@ def _wrong_found(previous: str, wrong: str) -> re.Match | None:
 
 def _replaced_span(previous: str, read: Correction) -> tuple[int, int, str] | None:
     if read.wrong and (found := _wrong_found(previous, read.wrong)):
-        return _widened(previous, found.start(), found.end(), read.value, _shape_of(read.wrong) or "name")
+        end = found.end()
+        if (last := read.value.split()[-1:]) and len(read.value.split()) > 1 and _shape_of(read.value) is None \
+                and (following := re.match(rf"\s+{re.escape(last[0])}(?![\w'-])", previous[end:], re.I)):
+            end += following.end()  # "fernhill farm, not fernleigh" for "fernleigh farm": the whole name
+        return _widened(previous, found.start(), end, read.value, _shape_of(read.wrong) or "name")
     shape = _shape_of(read.value)
     if shape == "day" and not _spans(previous, "day"):
         # "no wait, it's the 24th" after "the inspection is 17 October": the day of the statement's one date
         return _day_of_date(previous)
     if shape is None:
-        return None
+        return _head_replaced(previous, read.value) or _respelled(previous, read.value, spelling=read.spelling)
     if not _SHAPE[shape].fullmatch(read.value.strip(" .,!?")):
         # A phrase holding values of several shapes ("WEDNESDAY night 8pm" for "Thursday night 8pm"): the first shape whose
         # value differs from the statement's one value of that shape
@@ -425,6 +510,8 @@ def _replaced_span(previous: str, read: Correction) -> tuple[int, int, str] | No
         spans = mentioned
     if len(spans) == 1:
         return spans[0][1], spans[0][2], shape
+    if not spans and shape == "name" and (respelled := _respelled(previous, read.value, spelling=read.spelling)):
+        return respelled  # "actually it's Karl with a K" for "carl berger" typed in lowercase
     if not spans and shape == "name" and not read.reply:
         # "actually it's in wms-core, we moved it out of routing": a word of the statement the correction names as the old place
         # (a reply's words are its own talk: "Wow, I love diving too" names no old value)
