@@ -30,7 +30,7 @@ from memories.normalize import normalize_name, normalize_value
 from retrieval.intents import asks_history, attributes_asked, mentions_first_person, priority_attributes, reverse_asked
 from retrieval.search import RecallItem, RecallResult, recall_evidence
 from retrieval.search.question import entities_named, scope_speakers, speaker_entity
-from retrieval.spans import date_span, expected_kind, fits, holds_date, only_when
+from retrieval.spans import date_span, day_span, expected_kind, fits, holds_date, only_when
 from retrieval.temporal import as_of_in_question, parse_time
 
 logger = logging.getLogger("memoryweb.retrieval")
@@ -375,8 +375,8 @@ def question_attributes(question: str, facts, *, as_of: datetime | None = None, 
             continue
         if len(words) == 1 and not _said_as_head(words[0], question):
             continue  # "which room do we use for client meetings?" asks about meetings, not the client
-        if words[-1] == "tool" and len(content) == 1 and _asks_aspect(content[0], question):
-            continue  # "what's the infrastructure budget?" asks the budget, not infra_tool
+        if words[-1] == "tool" and len(content) == 1 and (_asks_aspect(content[0], question) or _one_named(content[0], question)):
+            continue  # "what's the infrastructure budget?" asks the budget, not infra_tool; "the Hendry job" is one job, not job_tool
         said_generic = sum(1 for w in words if w in _GENERIC_TERMS and w in said)
         # Most words said first; then the attribute said most fully ("decide about the dashboard":
         # decision, wholly said, before dashboard_tool, half said).
@@ -410,6 +410,14 @@ def _asks_aspect(term: str, question: str) -> bool:
     tokens = re.findall(r"[a-z0-9_]+", question.lower())
     at = [i for i, token in enumerate(tokens) if _word(token) == term]
     return bool(at) and all(i + 1 < len(tokens) and tokens[i + 1] in _ASPECTS for i in at)
+
+
+def _one_named(term: str, question: str) -> bool:
+    """Whether the question says `term` only as one thing named by a name before it ("what make was the boiler at the
+    Hendry job?", "the Ferris Lane job"): that one, not the function whose tool the team uses for all of them. A name's
+    possessive names whose it is ("Lantern's error tracker"), not which one."""
+    at = [m for m in re.finditer(rf"\b{re.escape(term)}s?\b", question, re.I)]
+    return bool(at) and all(re.search(r"(?<!^)(?<![.?!]\s)\b(?-i:[A-Z])[\w-]*(?<!['’]s)\s+$", question[: m.start()]) for m in at)
 
 
 def _said_as_head(term: str, question: str) -> bool:
@@ -700,13 +708,14 @@ def _evidence_answer(question: str, items: list[RecallItem], *, scope: Scope | N
     who = f"{best_item.speaker} said" if getattr(best_item, "speaker", "") else "It was said"
     when = f" on {said_day(best_item.occurred_at)}" if best_item.occurred_at else ""
     corrected = correction.text.strip() if correction is not None else ""
-    if span and (current or correction is not None):
+    before = bool(_ASKS_BEFORE.search(question))  # "who did they report to before Kasia?": "…, not Tom" is the answer
+    if span and (current or correction is not None or (_SAID_WRONG.search(best) and not before)):
         # A value the quote itself says is gone (or that a correction replaced) is not offered beside the current one;
         # a question about what was keeps what the sentence says was (never what a correction said was wrong, even
         # asked as of a time: "who was the locum in November?" after "…Baird", "correction: Laird. Not Baird").
         gone = _corrected_away(best, best_meant) if correction is not None else set()
-        past = bool(_ASKS_PAST.search(question)) or not current
-        best, corrected = (_current_quoted(text, span=span, scope=scope, gone=gone, past=past) for text in (best, corrected))
+        past = bool(_ASKS_PAST.search(question)) or not current or before
+        best, corrected = (_current_quoted(text, span=span, scope=scope, gone=gone, past=past, before=before) for text in (best, corrected))
     quote = f'{who}{when}: "{best}"'
     if correction is not None:
         by = f" by {correction.speaker}" if correction.speaker and correction.speaker != best_item.speaker else ""
@@ -729,21 +738,30 @@ _GONE_PHRASE = re.compile(
 _NOT_GONE = re.compile(r"\b(?:now|today|tomorrow|then|home|here|there|scratch|time|me|you|us|him|her|them|it|sure|yet|just|only|really|too|so|very)\b", re.I)
 
 
-def _current_quoted(sentence: str, *, span: str, scope: Scope | None, gone: set[str], past: bool = False) -> str:
+# "… not monday", "… not the Hilton": a value said as wrong in the sentence itself, elided whatever the question asks.
+_ASKS_BEFORE = re.compile(r"\b(?:before|previous(?:ly)?|used to|originally|formerly)\b", re.I)
+_SAID_WRONG = re.compile(r"\bnot\s+(?:the\s+|our\s+)?(?:[A-Z0-9£$€]|(?i:(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b))")
+
+
+def _current_quoted(sentence: str, *, span: str, scope: Scope | None, gone: set[str], past: bool = False, before: bool = False) -> str:
     """`sentence` quoted for an answer whose value is `span`, with each value it says is gone elided ("…"):
     a phrase after from / off / not / rather than / than … (`_GONE_PHRASE`; after "from", "off" and "than" not a
     date: "from 1 May"), a value `gone` (replaced by a correction), and a capitalised value the scope holds only as
     superseded or corrected. The span itself is never elided. A superseded value is not offered as current.
     `past`: the question asks what was ("how many did we order?"): only what a correction replaced is elided, the
-    sentence's old values stay."""
+    sentence's old values stay, but not one said as wrong ("tuesday 19th not monday"), unless the question asks what came
+    `before` ("who did they report to before Kasia?": "…, not Tom" is its answer)."""
     wanted = set(normalize_name(span).split())
     cuts = []
-    for match in () if past else _GONE_PHRASE.finditer(sentence):
+    for match in _GONE_PHRASE.finditer(sentence):
         what, mark = match["what"], match["mark"].lower()
+        if past and (mark != "not" or before):
+            continue  # asked what was: only a value said as wrong ("tuesday 19th not monday") is elided
         if _NOT_GONE.search(what) or (mark in ("from", "off", "than") and (re.match(r"\d", what) or parse_time(what, now=datetime.now().astimezone()))):
             continue
-        if mark == "not" and not re.match(r"(?:the|our|a|an|that)\s|[A-Z0-9£$€]", match[0][len(match["mark"]):].strip()):
-            continue  # "not ready", "not kick": no value said
+        if mark == "not" and not re.match(r"(?:the|our|a|an|that)\s|[A-Z0-9£$€]|(?i:(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b)",
+                                          match[0][len(match["mark"]):].strip()):
+            continue  # "not ready", "not kick": no value said ("not monday" is one, in lowercase chat too)
         cuts.append(match.span("what"))
     for match in _CAPITALISED_RUN.finditer(sentence):
         phrase = match[0].strip(" .,'")
@@ -864,6 +882,8 @@ def _answering_span(question: str, sentence: str, item: RecallItem, *, scope: Sc
     if expected_kind(question) == "date":  # "when …?": a date said in the sentence, or none (a name is no answer)
         verb = [w for w in re.findall(r"[a-z]+", question.lower()) if w not in _STOP]
         return date_span(sentence, item.occurred_at, near={_word(verb[-1])} if verb else set())
+    if (day := day_span(question, sentence, item.occurred_at)) is not None:
+        return day  # "what day of the week …?" a weekday, "what day in July …?" the date
     people = scope_speakers(scope) if scope is not None else ()  # the speakers of what was indexed: what recall quotes
     extraction = extract(text=sentence, speaker=item.speaker or "user", occurred_at=item.occurred_at or timezone.now(), team=team, people=people)
     candidates, kind = [], expected_kind(question)

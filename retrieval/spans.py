@@ -87,6 +87,25 @@ def only_when(value: str) -> bool:
     return bool(value.strip()) and not re.sub(r"[\s,.;:–\-/&]+", "", rest)
 
 
+_ASKS_DAY = re.compile(r"^\s*(?:on\s+)?(?:what|which)\s+day\b", re.I)
+_ASKS_WEEKDAY = re.compile(r"\bday\s+of\s+the\s+week\b|\bweekday\b", re.I)
+
+
+def day_span(question: str, sentence: str, said_at: datetime | None) -> str | None:
+    """The answer to "what day …?" in a sentence, or None when the question does not ask so: "what day of the week
+    was the fire drill?" a weekday as said ("tuesday 19th not monday": Tuesday, never one after "not"); "what day in
+    July was the exam?" a date the sentence says ("wednesday 9th july": 9 July 2025), else a weekday as said (a
+    recurring day: "bins go out on tuesday"). "" when the sentence says neither."""
+    if not _ASKS_DAY.match(question):
+        return None
+    weekdays = [m[0] for m in re.finditer(rf"\b(?:{_WEEKDAY})s?\b", sentence, re.I)
+                if not re.search(r"\b(?:not|instead of|from)\s+(?:the\s+|a\s+)?$", sentence[: m.start()], re.I)]
+    if not _ASKS_WEEKDAY.search(question) and any(pattern.search(sentence) for pattern in _SAID_DATES):
+        if said := date_span(sentence, said_at):
+            return said
+    return weekdays[0].capitalize() if weekdays else ""
+
+
 def date_span(sentence: str, said_at: datetime | None, *, near: set[str] = frozenset()) -> str:
     """The date a sentence says, as the answer to "when": an explicit one as said ("13 to 17
     October", "1 March", "June 2025"); a relative day resolved against when it was said ("next

@@ -213,7 +213,11 @@ chat's short form written out ("17th nov" → "17 November"); where someone live
 a year among words of a thing answers no "when". heldout-ae.yaml (a plumbing and heating firm's staff chat, 230 questions)
 was written blind by a helper, committed in stop 47 and first run on this stop's starting code: 129 before, 132 after (its
 floor); heldout-ad 107 → 109, the nine blind suites t–ab, totals only, 980 → 992 (the floors below); development 2,693 →
-2,749 (heldout-ac 90 → 106), no question lost.
+2,749 (heldout-ac 90 → 106), no question lost. Then three answers read off heldout-ac's and heldout-ae's failures (both
+development sets by then): "what day …?" is a weekday or a date, never an ordinal alone ("9th"); a value said as wrong in
+the quoted sentence ("tuesday 19th not monday") is elided for a question about the past too, unless it asks what came
+before; "the Hendry job" is one job, no job-management tool's: development 2,749 → 2,752 (heldout-ac 108, heldout-o 130
+by the command, 128 its floor here), heldout-ae 132 → 134; blind, totals only: t–ab 992 → 994, heldout-ad 109 → 111.
 Through recorded model replies: not done (no model is reachable here to record replies for these
 suites' statements)."""
 
@@ -234,16 +238,16 @@ TARGET = 0.90  # the issue's; not reached offline
                                                         ("heldout-h.yaml", 131, 191), ("heldout-i.yaml", 141, 220), ("heldout-j.yaml", 130, 222),
                                                         ("heldout-k.yaml", 135, 232),
                                                         ("heldout-l.yaml", 123, 230), ("heldout-m.yaml", 125, 230),
-                                                        ("heldout-n.yaml", 90, 230), ("heldout-o.yaml", 127, 230),
+                                                        ("heldout-n.yaml", 90, 230), ("heldout-o.yaml", 128, 230),
                                                         ("heldout-p.yaml", 125, 230), ("heldout-q.yaml", 134, 230),
                                                         ("heldout-r.yaml", 122, 230), ("heldout-s.yaml", 122, 230),
                                                         ("heldout-t.yaml", 113, 230), ("heldout-u.yaml", 98, 230),
                                                         ("heldout-v.yaml", 88, 230), ("heldout-w.yaml", 107, 230),
                                                         ("heldout-x.yaml", 93, 230), ("heldout-y.yaml", 101, 230),
-                                                        ("heldout-z.yaml", 150, 230),
-                                                        ("heldout-aa.yaml", 137, 230), ("heldout-ab.yaml", 105, 230),
-                                                        ("heldout-ac.yaml", 106, 230), ("heldout-ad.yaml", 109, 230),
-                                                        ("heldout-ae.yaml", 132, 230)])
+                                                        ("heldout-z.yaml", 151, 230),
+                                                        ("heldout-aa.yaml", 137, 230), ("heldout-ab.yaml", 106, 230),
+                                                        ("heldout-ac.yaml", 108, 230), ("heldout-ad.yaml", 111, 230),
+                                                        ("heldout-ae.yaml", 134, 230)])
 def test_the_held_out_suites_answer_at_their_floor_offline(cast, suite, right, questions):
     report = run_scenarios(owner=cast.owner, path=SCENARIOS / suite)
     assert report["provider"] == "offline" and report["failed_extractions"] == 0 and report["questions"] == questions
