@@ -303,6 +303,7 @@ def _terms(text: str) -> set[str]:
     for phrase, pattern, said_as in _PHRASES_SAID:  # "continuous integration" is CI, and its own words are still said
         if phrase in text:
             text = pattern.sub(said_as, text)
+    text = re.sub(r"(?<=\w)['’]s\b", "", text)  # "Mei's": Mei (the possessive's "s" is no word both may share)
     for word in re.findall(r"[a-z0-9_]+", text):
         out |= _ASKS.get(word, set())
         if word in _STOP:
@@ -339,7 +340,7 @@ _TERM_SYNONYMS = {
     "language": "speak", "decide": "decision", "decided": "decision", "decisions": "decision", "agree": "decision",
     "agreed": "decision", "oncall": "on",
 }
-_GENERIC_TERMS = {"tool", "date", "schedule", "place", "time", "length", "in", "at", "of"}
+_GENERIC_TERMS = {"tool", "date", "schedule", "place", "time", "length", "in", "at", "of", "has"}  # ("has_daughter": the daughter)
 # What a question word asks for, in the words attribute names end with: "where is the retro?" is
 # retro_place, "which day is the retro?" retro_schedule (or a date), "what time is standup?" standup_time.
 _ASKS = {"where": {"place"}, "day": {"schedule", "date"}, "days": {"schedule"}, "when": {"date", "time", "schedule"},
@@ -375,6 +376,8 @@ def question_attributes(question: str, facts, *, as_of: datetime | None = None, 
             continue
         if len(words) == 1 and not _said_as_head(words[0], question):
             continue  # "which room do we use for client meetings?" asks about meetings, not the client
+        if words[0] == "has" and _asks_another_thing(question, content[-1]):
+            continue  # "which school is my daughter starting at?" asks the school, not who the daughter is
         if words[-1] == "tool" and len(content) == 1 and (_asks_aspect(content[0], question) or _one_named(content[0], question)):
             continue  # "what's the infrastructure budget?" asks the budget, not infra_tool; "the Hendry job" is one job, not job_tool
         said_generic = sum(1 for w in words if w in _GENERIC_TERMS and w in said)
@@ -389,6 +392,8 @@ def question_attributes(question: str, facts, *, as_of: datetime | None = None, 
     if best is not None:
         return (best,)
     fixed = attributes_asked(question)
+    if fixed and all(a.startswith("has_") for a in fixed) and _asks_another_thing(question, ""):
+        fixed = ()  # "what breed is my dog?" asks the breed, not the dog's name
     if fixed and past_job and "works_at" in fixed and facts.filter(attribute="worked_at").exists():
         return ("worked_at",)  # "what was Olu's previous employer?"
     if fixed:
@@ -410,6 +415,16 @@ def _asks_aspect(term: str, question: str) -> bool:
     tokens = re.findall(r"[a-z0-9_]+", question.lower())
     at = [i for i, token in enumerate(tokens) if _word(token) == term]
     return bool(at) and all(i + 1 < len(tokens) and tokens[i + 1] in _ASPECTS for i in at)
+
+
+_WHICH_THING = re.compile(r"^\s*(?:which|what)\s+(?!(?:is|was|are|were|do|does|did|has|have|had|kind|sort|type)\b)(?P<thing>[a-z]+)\b", re.I)
+
+
+def _asks_another_thing(question: str, word: str) -> bool:
+    """Whether "which / what <thing> …?" asks for a thing other than `word` or its name ("which school is my daughter
+    starting at?" for has_daughter, "what breed is my dog?"); not "what's the name of …", "what pets …"."""
+    asked = _WHICH_THING.match(question)
+    return asked is not None and _word(asked["thing"].lower().rstrip("s")) not in {word, "name", "pet", "child", "kid"}
 
 
 def _one_named(term: str, question: str) -> bool:
@@ -667,12 +682,20 @@ def _evidence_answer(question: str, items: list[RecallItem], *, scope: Scope | N
     scored = []
     mine = asker.strip().casefold() if asker and mentions_first_person(question) else ""
     who = expected_kind(question) == "person"
+    # "What is Tom's wife called?": what Tom said, or what names him; never another's wife ("sanjay's wife is Anjali")
+    owners = {name.casefold() for name in re.findall(r"\b([A-Z][\w-]+)['’]s\b", question)}
+    owners &= {(item.speaker or "").casefold() for item in items}  # of those who speak in the evidence
     for rank, item in enumerate(items):
+        if owners and (item.speaker or "").casefold() not in owners \
+                and not any(re.search(rf"\b{re.escape(owner)}\b", (item.text or "").casefold()) for owner in owners):
+            continue  # someone else's words about someone else
         if mine and (item.speaker or "").casefold() != mine and not re.search(rf"\b{re.escape(mine)}\b", (item.text or "").casefold()) \
                 and not (who and _ASK_ME.search(item.text or "")):
             continue  # someone else's words about someone else (not "please ask me first" for "who do I ask?")
         for sentence in _sentences_of(item.text):
             terms = _terms(sentence)
+            if owners and (item.speaker or "").casefold() in owners:
+                terms |= _terms(item.speaker)  # "my cat is Pixel", said by Mei, is about Mei's cat
             scored.append((len(said & terms), -rank, sentence.strip(), item, len(said_all & terms), sentence.rstrip().endswith("?")))
     scored.sort(key=lambda c: (c[0], c[4], c[1]), reverse=True)  # the words of time only break ties
     # A question says no value, unless a reply answered it with one ("the deposit is $150 right?" – "$200 Nico"):

@@ -35,7 +35,7 @@ from memoryweb.queue import enqueue
 from memories.extraction import extractors
 from memories.extraction.extractors import Extractor
 from memories.extraction.offline.amend import (
-    CORRECTION_AMONG, CORRECTION_WITHIN, amended, answers_question, correction_read, holds_shape, may_reply,
+    CORRECTION_AMONG, CORRECTION_WITHIN, amended, answers_question, correction_read, holds_shape, may_reply, spells_out,
 )
 from memories.extraction.schemas import ExtractedFact, Extraction, ReconcileDecision
 from memories.extraction.vocabulary import (
@@ -304,7 +304,7 @@ def _amendment_read(episode: Episode, extraction: Extraction, *, extractor: Extr
     right?") gives the facts of the statement it checked, as answered, beside them. Unchanged when nothing is amended."""
     if len(episode.text or "") > AMEND_LONGEST:
         return extraction  # a message, not a short correction or reply
-    if correction_read(episode.text) is None and not may_reply(episode.text, people):
+    if correction_read(episode.text) is None and not may_reply(episode.text, people) and not spells_out(episode.text):
         return extraction  # neither opens as a correction nor could correct as a reply: nothing to look up
     earlier = (Episode.objects.filter(scope=episode.scope, occurred_at__gte=episode.occurred_at - CORRECTION_WITHIN)
                .filter(Q(occurred_at__lt=episode.occurred_at) | Q(occurred_at=episode.occurred_at, pk__lt=episode.pk))

@@ -196,8 +196,8 @@ def correction_read(text: str, *, previous: str = "", previous_speaker: str = ""
     elif previous and (first_said := _VALUE_ACTUALLY.match(text)) and len(first_said["value"].split()) <= 3 \
             and not _CLAUSE_WORD.search(first_said["value"]):
         rest = first_said["value"]  # "421 actually, I just re-ran the report"
-    elif previous and _SPELLING_MARK.search(text) and _SAYS_VALUE.match(text):
-        rest = text  # "it's hollins, with an n": a name spelled out
+    elif previous and _SPELLING_MARK.search(text) and (_SAYS_VALUE.match(text) or re.match(r"[A-Z0-9][A-Z0-9-]+[.!]", text)):
+        rest = text  # "it's hollins, with an n": a name spelled out; "BISTO. … stupid autocorrect": shouted
     elif previous and (begins := _named_wrong(text, previous)) is not None:
         rest = text[begins:].strip()  # "14 JULY not june", "unit 21 not 12": the wrong value the statement said
     elif previous and ((named := _addressed(text, previous_speaker)) is not None or checking_questions(previous)):
@@ -262,16 +262,23 @@ _SPELLING = re.compile(r",?\s+with\s+(?:a|an|two|double|one)\s+['\"]?[a-z]['\"]?
 _SPELLING_MARK = re.compile(r"\bwith\s+(?:a|an|two|double|one)\s+['\"]?[a-z]['\"]?s?(?![\w'-])|\bspel+(?:t|ed|ling|s)?\b|\btypo\b|autocorrect", re.I)
 
 
+def spells_out(text: str) -> bool:
+    """Whether a message says it spells a name out or that one was mistyped ("with a K", "typo", "autocorrect"): it
+    may correct the statement before it with no other word of correction (`correction_read` with that statement)."""
+    return _SPELLING_MARK.search(text or "") is not None
+
+
 def _respelled(previous: str, value: str, *, spelling: bool = False) -> tuple[int, int, str] | None:
     """The one word of `previous` that `value`, a single word, spells otherwise ("doherty" for "docherty", "carl" for
-    "Karl", "hollis" for "hollins"): alike in four of five letters, or in three of four when the correction says it
-    spells a name out (`spelling`: "with a K", "typo"). None when no word, or several, are."""
+    "Karl", "hollis" for "hollins"): alike in four of five letters, or in three of five when the correction says it
+    spells a name out (`spelling`: "with a K", "typo", "autocorrect": "biscuit" for "bisto"). None when no word, or
+    several, are."""
     from difflib import SequenceMatcher
 
     if len(value.split()) != 1 or len(value) < 4:
         return None
     wanted = value.lower()
-    least = 0.7 if spelling else 0.8
+    least = 0.6 if spelling else 0.8
     found = [m for m in re.finditer(r"(?<![\w'-])[A-Za-z][\w'-]{2,}", previous)
              if m[0].lower() != wanted and m[0].lower() not in _STOP and SequenceMatcher(None, m[0].lower(), wanted).ratio() >= least]
     return (found[0].start(), found[0].end(), "words") if len(found) == 1 else None
@@ -374,6 +381,8 @@ def amended(previous: str, correction: str, *, same_speaker: bool = True, previo
         return None
     start, end, shape = span
     value = _narrowed(read.value, shape)
+    if value.isalpha() and value.isupper() and len(value) > 3 and said[start:end].islower():
+        value = value.lower()  # "BISTO." for "biscuit": shouted, not a name of capitals
     if normalise(said[start:end]) == normalise(value):
         return None
     meant = _other_parts(said[:start] + value + said[end:], read.value, kept=(start, start + len(value)))

@@ -401,6 +401,18 @@ def _introduction(text: str, clause: Clause, ctx: Context) -> bool:
     return found
 
 
+# What a pet does, said right after its name: "my cat pickle knocked …", "my dog rocket ate …", "my horse pickle threw …".
+_PET_DID = re.compile(r"\s+(?:[a-z]{3,}ed|ate|threw|ran|bit|took|got|broke|stole|went|came|found|dug|chewed|is|was|has|had|loves|hates)\b")
+
+
+def _pet_named_in_lowercase(name: str, rest: str, clause: Clause, *, called: bool = False) -> bool:
+    """In chat typed all in lowercase, the word right after "my cat" that then does something is its name, even an
+    English word ("my cat pickle knocked my phone in the bath"), as is the word after "called" ("my cat is called
+    pickle"); not "my dog barked all night", nor "my cat really …"."""
+    return (clause.typed_lowercase and re.fullmatch(r"[a-z]{3,}", name) is not None and not name.endswith(("ed", "ing", "ly"))
+            and name not in NOT_NAMES and (_PET_DID.match(rest) is not None or (called and not rest.strip(" .!"))))
+
+
 def _possessive(rest: str, clause: Clause, ctx: Context, *, owner: str | None = None) -> None:
     """Clauses starting with "my" (or "<owner>'s": "Ffion's title is …", "Nadia's cat is called Miso"): relations,
     pets, and "my X is Y" details of the speaker (of `owner`)."""
@@ -414,11 +426,12 @@ def _possessive(rest: str, clause: Clause, ctx: Context, *, owner: str | None = 
     # "my dog Rex", "my dog's name is Rex", "my cat is called Miso"
     if m := re.match(
         rf"^(?:(?:new|little|old|sweet|cute)\s+)?(?P<kind>{PET_RE})"
-        rf"(?:'s name is|\s+is named|\s+is called|\s+named|\s+called|,)?\s+(?P<name>{NAME})\b(?P<rest>.*)$",
+        rf"(?P<called>'s name is|\s+is named|\s+is called|\s+named|\s+called|,)?\s+(?P<name>{NAME}|(?-i:[a-z]{{3,}}))\b(?P<rest>.*)$",
         rest,
         re.I,
     ):
-        if proper_name(m["name"], clause, name=True):
+        if (m["name"][:1].isupper() and proper_name(m["name"], clause, name=True)) \
+                or _pet_named_in_lowercase(m["name"], m["rest"], clause, called=bool((m["called"] or "").strip(" ,"))):
             pet = PETS[m["kind"].lower()]
             fact_add(ctx, clause, me, "has_pet", m["name"], obj=m["name"], obj_kind="other", sentence=f"{me} has a {pet} named {m['name']}.")
             ctx.subject_kinds.setdefault(m["name"], "other")
