@@ -30,7 +30,7 @@ from memories.normalize import normalize_name, normalize_value
 from retrieval.intents import asks_history, attributes_asked, mentions_first_person, priority_attributes, reverse_asked
 from retrieval.search import RecallItem, RecallResult, recall_evidence
 from retrieval.search.question import entities_named, scope_speakers, speaker_entity
-from retrieval.spans import date_span, day_span, expected_kind, fits, holds_date, only_when
+from retrieval.spans import WEEKDAY_SAID, date_span, day_span, expected_kind, fits, holds_date, only_when
 from retrieval.temporal import as_of_in_question, parse_time
 
 logger = logging.getLogger("memoryweb.retrieval")
@@ -686,11 +686,9 @@ def _evidence_answer(question: str, items: list[RecallItem], *, scope: Scope | N
     owners = {name.casefold() for name in re.findall(r"\b([A-Z][\w-]+)['’]s\b", question)}
     owners &= {(item.speaker or "").casefold() for item in items}  # of those who speak in the evidence
     for rank, item in enumerate(items):
-        if owners and (item.speaker or "").casefold() not in owners \
-                and not any(re.search(rf"\b{re.escape(owner)}\b", (item.text or "").casefold()) for owner in owners):
+        if owners and not _by_or_naming(item, owners):
             continue  # someone else's words about someone else
-        if mine and (item.speaker or "").casefold() != mine and not re.search(rf"\b{re.escape(mine)}\b", (item.text or "").casefold()) \
-                and not (who and _ASK_ME.search(item.text or "")):
+        if mine and not _by_or_naming(item, {mine}) and not (who and _ASK_ME.search(item.text or "")):
             continue  # someone else's words about someone else (not "please ask me first" for "who do I ask?")
         for sentence in _sentences_of(item.text):
             terms = _terms(sentence)
@@ -763,7 +761,12 @@ _NOT_GONE = re.compile(r"\b(?:now|today|tomorrow|then|home|here|there|scratch|ti
 
 # "… not monday", "… not the Hilton": a value said as wrong in the sentence itself, elided whatever the question asks.
 _ASKS_BEFORE = re.compile(r"\b(?:before|previous(?:ly)?|used to|originally|formerly)\b", re.I)
-_SAID_WRONG = re.compile(r"\bnot\s+(?:the\s+|our\s+)?(?:[A-Z0-9£$€]|(?i:(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b))")
+_SAID_WRONG = re.compile(rf"\bnot\s+(?:the\s+|our\s+)?(?:[A-Z0-9£$€]|{WEEKDAY_SAID})")
+
+
+def _by_or_naming(item: RecallItem, names: set[str]) -> bool:
+    """Whether one of `names` (casefolded) said the item, or the item names them."""
+    return (item.speaker or "").casefold() in names or any(re.search(rf"\b{re.escape(name)}\b", (item.text or "").casefold()) for name in names)
 
 
 def _current_quoted(sentence: str, *, span: str, scope: Scope | None, gone: set[str], past: bool = False, before: bool = False) -> str:
@@ -782,8 +785,7 @@ def _current_quoted(sentence: str, *, span: str, scope: Scope | None, gone: set[
             continue  # asked what was: only a value said as wrong ("tuesday 19th not monday") is elided
         if _NOT_GONE.search(what) or (mark in ("from", "off", "than") and (re.match(r"\d", what) or parse_time(what, now=datetime.now().astimezone()))):
             continue
-        if mark == "not" and not re.match(r"(?:the|our|a|an|that)\s|[A-Z0-9£$€]|(?i:(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b)",
-                                          match[0][len(match["mark"]):].strip()):
+        if mark == "not" and not re.match(rf"(?:the|our|a|an|that)\s|[A-Z0-9£$€]|{WEEKDAY_SAID}", match[0][len(match["mark"]):].strip()):
             continue  # "not ready", "not kick": no value said ("not monday" is one, in lowercase chat too)
         cuts.append(match.span("what"))
     for match in _CAPITALISED_RUN.finditer(sentence):

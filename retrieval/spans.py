@@ -17,6 +17,8 @@ from memories.extraction.offline.dates import day_said
 _MONTHS = "|".join(sorted((m.lower() for m in list(calendar.month_name)[1:] + list(calendar.month_abbr)[1:] if m), key=len, reverse=True))
 _WEEKDAYS = [d.lower() for d in calendar.day_name]
 _WEEKDAY = "|".join(_WEEKDAYS)
+# A weekday said in any case, one or every ("monday", "Tuesdays"): a value even in chat typed in lowercase.
+WEEKDAY_SAID = rf"(?i:(?:{_WEEKDAY})s?\b)"
 
 _ASKS_DATE = re.compile(r"^\s*(?:since\s+when|by\s+when|until\s+when|when\b(?!\s+(?:do|does|is|are)\s+\w+\s+(?:usually|normally)\b)|"
                         r"(?:on\s+|by\s+)?(?:what|which)\b[\w\s'’]*?\bdates?\b|(?:in\s+)?(?:what|which)\s+(?:week|month|year)\b)", re.I)
