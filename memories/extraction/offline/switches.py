@@ -47,16 +47,21 @@ _GONE_BEFORE = re.compile(
     r"(?:'s|\s+(?:is|are|was|were|has been|have been|got|gets|will be|'ll be|is being|are being|goes|go|went|is going|are going|'s going))?\s+"
     r"(?:now\s+|officially\s+|finally\s+|being\s+|well and truly\s+)?(?:gone|dead|cancell?ed|canceled|switched off|turned off|shut down|"
     r"retired|read-only|read only|history|binned|ditched|dropped|closed|decommissioned|discontinued|disabled|no more|the old one|was the old|"
-    r"stops|stop|stopped|ends|ended))\b", re.I)
+    r"stops|stop|stopped|ends|ended|closes|closing|phased out|being phased out|on (?:the|its|their) way out))\b", re.I)
 # A name whose contract ends, or that is being left or replaced: "the sumup contract is up", "sparkle's contract isn't being
 # renewed", "we're leaving peninsula", "provet cloud is replacing rxworks".
 _ENDING = re.compile(
     rf"(?:^|[^\w'])(?:the\s+|our\s+)?{_BEFORE}(?:'s)?\s+(?:contract|subscription|licen[cs]e|lease|account|deal)\s+"
     r"(?:is up|is ending|ends|ended|has ended|expires|expired|is expiring|runs out|ran out|is running out|"
     r"(?:is|was)(?:n't|\s+not)\s+(?:being\s+)?renewed|(?:won't|will not)\s+be\s+renewed)\b", re.I)
+_ENDING_WITH = re.compile(r"\b(?:contract|subscription|licen[cs]e|lease|account|deal)\s+with\s+(?:the\s+)?" + _AFTER.replace(r"{0,3}", r"{0,2}")
+                          + r"\s+(?:has\s+)?(?:ended|ends|is ending|is up|expires|expired|runs out|ran out|has run out|is over)\b", re.I)
 _LEAVING = re.compile(r"\b(?:we're|we've|we are|we have|we|we'll be|we will be|we're going to be|we are going to be)\s+(?:now\s+|finally\s+|officially\s+)?(?:leaving|left)\s+"
                       rf"(?:the\s+|our\s+)?{_AFTER}", re.I)
-_REPLACED_BY = re.compile(rf"\b(?:is|are)\s+(?:now\s+)?replacing\s+(?:the\s+|our\s+)?{_AFTER}|\breplaces\s+(?:the\s+|our\s+)?{_AFTER.replace('name', 'name2')}", re.I)
+# "… is replacing rxworks", "it replaced circleci", "1password has replaced lastpass", "axiell will replace modes", "we're
+# replacing the motorolas with …": the name after a replacing verb in the active voice (not "replaced by", "replaced with").
+_REPLACED_BY = re.compile(r"\b(?:(?:is|are)\s+(?:now\s+)?replacing|replac(?:ed|es|ing)|(?:has|have|had|will|'ll|to|gonna)\s+(?:now\s+|finally\s+)?replace[ds]?)"
+                          rf"\s+(?!by\b|with\b)(?:the\s+|our\s+)?{_AFTER}", re.I)
 # "no more X" says a habit ended as often as a tool ("no more paper timesheets"): read only of a name said as one.
 _NO_MORE = re.compile(rf"\bno more\s+{_AFTER}", re.I)
 # A name said current.
@@ -65,14 +70,23 @@ _NEW_AFTER = re.compile(
     r"(?:to|onto)\s+(?:the\s+|our\s+)?" + _AFTER
     + r"|\bonto\s+" + _AFTER.replace("name", "name2")
     + r"|\b(?:we're|we are|we've been|we have been|everything's|everything is|it's all|all|now)\s+(?:all\s+)?on\s+" + _AFTER.replace("name", "name3")
-    + r"|\b(?:signed(?:\s+up)?\s+with|going with|went with|gone with|long live|sticking with|using|use)\s+" + _AFTER.replace("name", "name4")
+    + r"|\b(?:signed(?:\s+up)?\s+with|going with|went with|gone with|long live|sticking with|using|use|hello)\s+" + _AFTER.replace("name", "name4")
     + r"|\bit's\s+" + _AFTER.replace("name", "name5") + r"\s+now\b"
-    + r"|\b(?:comes?|goes?(?:\s+out)?|going out|runs?|done|handled|sent|sorted)\s+(?:from|through|via|on|by|with)\s+" + _AFTER.replace("name", "name6"),
+    + r"|\b(?:comes?|go(?:es)?(?:\s+out)?|going out|runs?|done|handled|sent|sorted|monitored|managed|hosted|supplied|serviced|provided|powered|covered|"
+    r"logs?|logging|logged)\s+(?:now\s+)?(?:from|through|via|on|by|with|to)\s+(?:the\s+|our\s+)?" + _AFTER.replace("name", "name6")
+    # "everything's logged in safetyculture now", "meeting notes go back into google drive" (not "lives in", "kept in": a thing's place)
+    + r"|\b(?:logged|tracked|recorded|booked|go(?:es)?|going|went)\s+(?:back\s+)?(?:in|into)\s+(?:the\s+|our\s+)?" + _AFTER.replace("name", "name7")
+    # "timesheets are in synergy from today", "everything's on teams now": a name the things are in, with a time after it
+    + r"|\b(?:is|are|'s|'re)\s+(?:now\s+|all\s+)?(?:in|on)\s+" + _AFTER.replace("name", "name8").replace(")}", ")}") + r"(?=\s+(?:now|from|as of|going forward|these days)\b)"
+    # "new office cleaners are brightway", "our new timber supplier is jewson"
+    + r"|\bnew\s+[a-z][\w\-]*(?:\s+[a-z][\w\-]*){0,2}?\s+(?:is|are|will be)\s+(?:now\s+)?" + _AFTER.replace("name", "name9"),
     re.I)
 _NEW_BEFORE = re.compile(
-    rf"(?:^|[^\w'])(?:the\s+|our\s+)?{_BEFORE}(?:'s|\s+(?:is|are|went|has gone|have gone|has been|have been))\s+(?:now\s+|officially\s+|finally\s+)?live\b"
-    rf"|(?:^|[^\w'])(?:the\s+|our\s+)?{_BEFORE.replace('name', 'name2')}\s+(?:does|do|is doing|are doing|handles|handle|supplies|supply|makes|make|prints|print)\s+"
-    r"(?:all\s+|all\s+of\s+|most\s+of\s+)?(?:our|the)\s+(?P<does>[a-z][\w\-]*(?:\s+[a-z][\w\-]*){0,2})"
+    rf"(?:^|[^\w'])(?:the\s+|our\s+)?{_BEFORE}(?:(?:'s|\s+(?:is|are|went|has gone|have gone|has been|have been))\s+(?:now\s+|officially\s+|finally\s+)?live\b|"
+    r"\s+live\s+(?=from\b|as of\b|today\b|now\b))"
+    rf"|(?:^|[^\w'])(?:the\s+|our\s+)?{_BEFORE.replace('name', 'name2')}\s+(?:now\s+)?(?:does|do|is doing|are doing|handles|handle|supplies|supply|makes|make|prints|print|"
+    r"services|service|monitors|monitor|hosts|host|cleans|clean|manages|manage|covers|cover)\s+"
+    r"(?:all\s+|all\s+of\s+|most\s+of\s+)?(?:our|the|both|all)\s+(?P<does>[a-z][\w\-]*(?:\s+[a-z][\w\-]*){0,2})"
     rf"|(?:^|[^\w'])(?:the\s+|our\s+)?{_BEFORE.replace('name', 'name3')}\s+(?:from now on|going forward|from here on(?: in)?|as of today|from today)\b"
     # "sharpsmart are taking over", "croner is our HR advice service", "provet cloud is replacing rxworks"
     rf"|(?:^|[^\w'])(?:the\s+|our\s+)?{_BEFORE.replace('name', 'name4')}\s+(?:is|are)\s+(?:now\s+)?(?:taking over|replacing)\b"
@@ -80,12 +94,18 @@ _NEW_BEFORE = re.compile(
     rf"|(?:^|[^\w'])(?:the\s+|our\s+)?{_BEFORE.replace('name', 'name6')}\s+(?:is|are)\s+(?:now\s+)?our\s+(?:new\s+)?(?P<ours>[a-z][\w\-]*(?:\s+[a-z][\w\-]*){{0,3}})",
     re.I)
 # A switch from one name to another.
+# "dropbox → egnyte migration this weekend", "1Password -> Bitwarden for the team vault"
+_ARROW = re.compile(rf"(?:^|[^\w'])(?P<old>(?:{_NAME_WORD}\s+){{0,2}}{_NAME_WORD})\s*(?:→|->|=>|⇒|➡️?)\s*" + _AFTER)
 _FROM_TO = re.compile(
-    r"\b(?:switch|swapp|swap|migrat|mov|chang|transition)\w*\s+(?P<fn>(?:[\w'\-]+\s+){0,3}?)(?:from|off(?:\s+of)?)\s+(?:the\s+|our\s+)?(?P<old>[\w][\w.&+'\-]*(?:\s+[\w][\w.&+'\-]*){0,2}?)\s+"
-    r"(?:to|onto|over to)\s+(?:the\s+|our\s+)?" + _AFTER, re.I)
+    r"\b(?:switch|swapp|swap|migrat|mov|chang|transition)\w*\s+(?P<fn>(?:[\w'\-]+\s+){0,3}?)(?:from|off(?:\s+of)?|out\s+of)\s+(?:the\s+|our\s+)?(?P<old>[\w][\w.&+'\-]*(?:\s+[\w][\w.&+'\-]*){0,2}?)\s+"
+    r"(?:to|onto|over to|into|in to)\s+(?:the\s+|our\s+)?" + _AFTER, re.I)
+
+# A switch of a thing named by its function: "we're moving set drawings to vectorworks", "migrated the wiki over to notion".
+_MOVED_TO = re.compile(r"\b(?:switch|migrat|mov)(?:ed|ing|e|es)?\s+(?:the\s+|our\s+|all\s+(?:the\s+|our\s+)?)?(?P<fn>[a-z][\w'\-]*(?:\s+[a-z][\w'\-]*){0,2}?)\s+"
+                       r"(?:over\s+|across\s+)?(?:to|onto|into)\s+(?:the\s+|our\s+)?" + _AFTER, re.I)
 
 # Words that make a name alone a switch, with a function said ("switched to circuit for route planning").
-_SWITCH_SAID = re.compile(r"\b(?:switch\w*|swapp\w*|swap|migrat\w*|(?:moved|gone|went|going) over|from now on|going forward|as of today|from today|"
+_SWITCH_SAID = re.compile(r"\bnew\s+[a-z][\w\-]*(?:\s+[a-z][\w\-]*){0,2}?\s+(?:is|are)\b|\b(?:switch\w*|swapp\w*|swap|migrat\w*|(?:moved|gone|went|going) over|from now on|going forward|as of today|from today|"
                           r"(?:is|went|gone) live|long live|signed|now)\b", re.I)
 
 _SWITCHED = re.compile(r"\b(?:switch\w*|swapp\w*|swap|migrat\w*|ditch\w*|dropp\w*|cancel\w*|replac\w*)\b", re.I)
@@ -96,8 +116,36 @@ _UNDER_WAY = re.compile(r"\b(?:moving|switching|migrating|changing|swapping|tran
 
 # "we're leaving donorfy for beacon", "ditched premiere for resolve": both ends, the new one after "for".
 _FOR_PAIR = re.compile(r"(?:\bwe(?:'re|'ve| are| have)?\s+(?:\w+\s+)?(?:leaving|left)|\b(?:ditch(?:ed|ing)?|dropp(?:ed|ing)|dump(?:ed|ing)|swapp(?:ed|ing)|swap|"
-                       r"trad(?:ed|ing)|trade))\s+(?:the\s+|our\s+)?(?P<old>\w[\w.&+'\-]*(?:\s+\w[\w.&+'\-]*){0,2}?)\s+(?:for|with)\s+(?:the\s+|our\s+)?"
+                       r"trad(?:ed|ing)|trade))\s+(?:the\s+|our\s+)?(?P<old>\w[\w.&+'\-]*(?:\s+\w[\w.&+'\-]*){0,2}?)\s+(?:out\s+)?(?:for|with)\s+(?:the\s+|our\s+)?"
                        + _AFTER, re.I)
+
+# A replacement said with both ends by its verb, the gone one first: "the tilts are being replaced by brewblox", "epos now is being
+# swapped for lightspeed" (the passive voice), and "we're replacing the motorola walkie-talkies with clear-com", "swapped launchdarkly
+# out for unleash" (the doer's). The new one first: "1password has replaced lastpass", "axiell will replace modes".
+_OLD_THEN_NEW = re.compile(
+    rf"(?:^|[^\w'])(?:the\s+|our\s+)?(?P<old>(?:{_NAME_WORD}\s+){{0,2}}{_NAME_WORD})\s+(?:is|are|was|were|has been|have been|will be|'ll be|gets|get|got|"
+    r"getting)\s+(?:now\s+|being\s+|finally\s+)*(?:replaced|swapped(?:\s+out)?|switched(?:\s+out)?|superseded)\s+(?:by|for|with)\s+"
+    r"(?:the\s+|our\s+|an?\s+)?" + _AFTER
+    + r"|\b(?:replac(?:e|es|ed|ing)|swapp(?:ed|ing)|swaps?)\s+(?:out\s+)?(?:the\s+|our\s+)?(?P<old2>\w[\w.&+'\-]*(?:\s+\w[\w.&+'\-]*){0,2}?)\s+(?:out\s+)?"
+    r"(?:with|for)\s+(?:the\s+|our\s+|an?\s+)?" + _AFTER.replace("name", "name2"), re.I)
+_NEW_THEN_OLD = re.compile(
+    rf"(?:^|[^\w'])(?:the\s+|our\s+)?(?P<new>(?:{_NAME_WORD}\s+){{0,2}}{_NAME_WORD})\s+(?:(?:has|have|had|will|'ll|is going to|are going to|is set to|are set to)\s+)?"
+    r"(?:now\s+|finally\s+|officially\s+)?(?:replaced|replaces|replace|(?:is|are)\s+(?:now\s+)?replacing)\s+(?!by\b|with\b)(?:the\s+|our\s+)?" + _AFTER, re.I)
+
+
+def _replacing_pair(text: str, ctx: Context) -> tuple[str, str] | None:
+    """The (old, new) a replacing verb names both of, or None."""
+    if m := _OLD_THEN_NEW.search(text):
+        if m["old"]:
+            old, new = _name(m["old"], ctx, backwards=True), _name(m["name"], ctx)
+        else:
+            old, new = _name(m["old2"], ctx, whole=True), _name(m["name2"], ctx)
+    elif m := _NEW_THEN_OLD.search(text):
+        old, new = _name(m["name"], ctx), _name(m["new"], ctx, backwards=True)
+    else:
+        return None
+    return (old, new) if old and new and old.casefold() != new.casefold() else None
+
 
 # Where a name stops: words that are no part of one.
 _STOP = frozenset(
@@ -108,7 +156,7 @@ _STOP = frozenset(
     "will would can could should shall may might must do does did doing done get gets got very really much more most".split()
 )
 # Where a function's words stop ("all our can labels now").
-_FN_STOP = frozenset("now from to for as today tonight tomorrow this next and but so going with at in on too also because since "
+_FN_STOP = frozenset("now from to for as by today tonight tomorrow this next and but so going with at in on too also because since "
                      "til till until which who that it we i you they instead anymore again please thanks".split())
 # Events and rooms are places' and dates' business, not a function a tool serves.
 _EVENTS = frozenset("offsite off-site onsite standup stand-up standups retro retros retrospective meeting meetings sync all-hands kickoff "
@@ -142,8 +190,9 @@ def _cut(words: list[str], *, backwards: bool) -> tuple[list[str], str]:
     out: list[str] = []
     if backwards and "for" in (lowered := [w.lower() for w in words])[1:]:
         words = words[: lowered.index("for", 1)]  # "brightpay for payroll going forward"
-    while backwards and words and words[-1].lower() in _LINKS | _ACCOUNTS:
+    while backwards and words and (words[-1].lower() in _LINKS or words[-1].lower() in _ACCOUNTS and not words[-1][:1].isupper()):
         words = words[:-1]  # "squarespace is cancelled", "the quickbooks subscription is cancelled": the verb or account after the name
+        # (an account word typed with a capital is the name's own: "Google Forms is retired")
     for word in reversed(words) if backwards else words:
         bare = word.lower().removesuffix("'s")
         if bare in _STOP:
@@ -181,6 +230,8 @@ def _name(said: str | None, ctx: Context, *, backwards: bool = False, described:
         words, described = words[1:], True
     words = [w.strip(".,;:!?\"'()") for w in words]
     words = [w for w in words if w]
+    if words and (words[-1].lower() in JOBS or words[-1].lower().removesuffix("s") in JOBS):
+        return None  # "our Wells Fargo business banker retired": a person in a job, not a tool
     words = _capitals_kept(words)
     if not words or len(words) > 3:
         return None
@@ -245,7 +296,7 @@ def _function(text: str, new: str, names: set[str], ctx: Context, topic: str | N
     for piece in re.split(r"[.;!?,:—–]|\s-\s|\band\b|\bbut\b|\bso\b", text):
         if new.casefold() not in piece.casefold():
             continue
-        m = re.match(r"\s*(?:(?:the|our|all|all our|all the)\s+)?(?P<fn>[a-z][\w\-]*(?:\s+[a-z][\w\-]*){0,2}?)(?:'s|\s+(?:(?:has|have|had|is|are|was|were|will)\s+)?(?:now\s+)?(?:is|are|goes|go|comes|come|runs|run|"
+        m = re.match(r"\s*(?:(?:also|and|so|plus|btw|fyi)\s+)?(?:(?:the|our|all|all our|all the)\s+)?(?P<fn>[a-z][\w\-]*(?:\s+[a-z][\w\-]*){0,2}?)(?:'s|\s+(?:(?:has|have|had|is|are|was|were|will)\s+)?(?:now\s+)?(?:is|are|goes|go|comes|come|runs|run|"
                      r"will|move|moves|moved|moving|switches|switched|switching|lives|live|done))\b", piece, re.I)
         if m and (fn := usable(m["fn"])) and fn.split()[0] not in {"we", "i", "it", "everything", "that", "this", "there"}:
             return fn
@@ -306,6 +357,10 @@ def _person_in_a_role(name: str, text: str) -> bool:
     something a person is ("Ruben is now our tech lead"; not "Hagen & Co are our accountants", "croner is our HR advice
     service")."""
     said = re.search(rf"(?<!\w)(?P<name>{re.escape(name)})\s+(?:is|are)\s+(?:now\s+)?our\s+(?:new\s+)?(?P<role>[a-z][\w\- ]*)", text, re.I)
+    if said is None:  # "Felix's new manager is Oskar": the role before the name
+        said = re.search(rf"\bnew\s+(?P<role>[a-z][\w\-]*(?:\s+[a-z][\w\-]*){{0,2}}?)\s+(?:is|are|will be)\s+(?:now\s+)?(?P<name>{re.escape(name)})(?!\w)", text, re.I)
+        if said is not None:
+            return any(w.lower().rstrip("s") in JOBS or w.lower() in JOBS or w.lower() in RELATIONS for w in said["role"].split())
     if said is None:
         return False
     words = said["name"].split()
@@ -319,6 +374,12 @@ def _sentence_at(text: str, at: int) -> str:
     start = max((m.end() for m in re.finditer(r"[.!?]+\s+", text[:at])), default=0)
     end = re.search(r"[.!?]+(?:\s|$)", text[at:])
     return text[start: at + end.start()] if end else text[start:]
+
+
+def _sentences_naming(text: str, names: list[str | None]) -> str:
+    """The sentences of `text` that name one of `names`; the whole text when none is found as said."""
+    found = [m for name in names if name and (m := re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text, re.I))]
+    return " ".join(dict.fromkeys(_sentence_at(text, m.start()) for m in found)) if found else text
 
 
 def _fact(ctx: Context, attribute: str, new: str, old: str | None, confidence: float, when: datetime | None) -> ExtractedFact:
@@ -342,7 +403,7 @@ def _gone(text: str, ctx: Context) -> list[str]:
     contract is up", "we're leaving peninsula", "… is replacing rxworks", and after "no more" only a name ("no more
     slack"; not "no more paper claim forms")."""
     return _names(_GONE_AFTER, text, ctx, backwards=False) + _names(_GONE_BEFORE, text, ctx, backwards=True) + \
-        _names(_ENDING, text, ctx, backwards=True) + _names(_LEAVING, text, ctx, backwards=False) + \
+        _names(_ENDING, text, ctx, backwards=True) + _names(_ENDING_WITH, text, ctx, backwards=False) + _names(_LEAVING, text, ctx, backwards=False) + \
         _names(_REPLACED_BY, text, ctx, backwards=False) + \
         [name for name in _names(_NO_MORE, text, ctx, backwards=False) if _typed_as_name(name, text) or " " not in name]
 
@@ -355,10 +416,14 @@ def gone_names(text: str, ctx: Context) -> list[str]:
 
 def switch_read(text: str, ctx: Context, *, topic: str | None = None) -> list[ExtractedFact]:
     """The switch a team's chat statement says in its own shape, as facts (none when it says no single one)."""
-    if not ctx.team or _NOT_SO.search(text):
+    if not ctx.team:
         return []
     text = _EMOJI.sub(" ", text)
     if (m := _FOR_PAIR.search(text)) and (new := _name(m["name"], ctx)) and _typed_as_name(new, text) and (old := _name(m["old"], ctx, whole=True)):
+        olds, news = [old], [new]
+    elif pair := _replacing_pair(text, ctx):
+        olds, news = [pair[0]], [pair[1]]
+    elif (m := _ARROW.search(text)) and (old := _name(m["old"], ctx, backwards=True)) and (new := _name(m["name"], ctx)):
         olds, news = [old], [new]
     elif m := _FROM_TO.search(text):
         if re.match(r"(?:my|his|her|their|your)\b", m["fn"].strip(), re.I):
@@ -375,6 +440,8 @@ def switch_read(text: str, ctx: Context, *, topic: str | None = None) -> list[Ex
     else:
         olds = _gone(text, ctx)
         news = _names(_NEW_AFTER, text, ctx, backwards=False) + _names(_NEW_BEFORE, text, ctx, backwards=True)
+        if not news and olds and (m := _MOVED_TO.search(text)) and (new := _name(m["name"], ctx)):
+            news = [new]
     if re.search(r"\b[A-Z][a-z]", text):  # a text typed with capitals names its tools with them ("We switched to circuit …" names none)
         olds, news = [n for n in olds if _typed_as_name(n, text)], [n for n in news if _typed_as_name(n, text)]
     olds = list(dict.fromkeys(olds))
@@ -382,11 +449,13 @@ def switch_read(text: str, ctx: Context, *, topic: str | None = None) -> list[Ex
     if len(news) != 1 or len(olds) > 1:
         return []
     new, old = news[0], (olds[0] if olds else None)
+    if _NOT_SO.search(_sentences_naming(text, [new, old])):
+        return []  # looked at, tried or wished for (in the sentences that name the switch: "(we did trial monday.com too)" is another's)
     if not old and _person_in_a_role(new, text):
         return []  # "Ruben is now our tech lead": a person's role, not a tool
     if known_place(new) or re.search(rf"{re.escape(new)}\s+(?:in|at)\s+(?:the\s+)?(?-i:[A-Z])", text, re.I):
         return []  # "moved from europe-west1 to europe-west4 in the Netherlands": a place
-    said_fn = m["fn"].strip() if (m := _FROM_TO.search(text)) else ""
+    said_fn = m["fn"].strip() if (m := _FROM_TO.search(text) or _MOVED_TO.search(text)) else ""
     when = _when(text, ctx)
     if (under_way := _UNDER_WAY.search(text)) and not when and TIME_OR_WISH.search(_sentence_at(text, under_way.start())):
         return []  # "paging is moving to rootly soon": a plan with no day said. With one ("… on 1 july", said in june) it begins then.

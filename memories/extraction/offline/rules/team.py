@@ -204,7 +204,7 @@ def rule_team(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
                      confidence=confidence)
             return True
     # "replaced New Relic with Honeycomb", "dropped Crashlytics for Sentry", "left Slack for Zulip": the function is the old tool's
-    if m := re.match(r"^(?:replaced|swapped out|swapped)\s+(?P<a>.+?)\s+(?:with|for)\s+(?P<b>.+)$"
+    if m := re.match(r"^(?:replaced|swapped out|swapped)\s+(?P<a>.+?)\s+(?:out\s+)?(?:with|for)\s+(?P<b>.+)$"
                      r"|^(?:dropped|ditched|left|quit|abandoned|retired|moved away from|moved off|switched away from)\s+(?P<a2>.+?)\s+(?:for|in favou?r of)\s+(?P<b2>.+)$", t, re.I):
         old, new = _tool(m["a"] or m["a2"], clause), _tool(m["b"] or m["b2"], clause)
         if old and new and said_as_name(old, clause) and said_as_name(new, clause):
