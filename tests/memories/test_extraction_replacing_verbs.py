@@ -73,9 +73,15 @@ def test_a_pronoun_that_replaced_a_name_gives_the_current_tool_its_previous_valu
     ("Harvest is gone: timesheets are in Clockify from today", "Clockify", "Harvest"),
     ("all the Tinytag loggers retired, the stores now log to the Hanwell units", "Hanwell", "Tinytag"),
     ("Trello is dead, long live Asana. (We did trial Monday.com too, nobody liked it.)", "Asana", "Trello"),
+    ("bookings are moving over to zenbooker! live 1 march. simplybook stays read-only till june", "Zenbooker", "Simplybook"),
 ])
 def test_more_shapes_of_a_switch_with_both_ends(text, new, old):
     assert _switch(text) == (new, old)
+
+
+def test_a_move_over_to_a_name_says_no_function_of_its_own():
+    facts = switches("bookings are moving over to zenbooker! live 1 march. simplybook stays read-only till june")
+    assert [f[1] for f in facts] == ["booking_tool"]
 
 
 def test_a_new_supplier_named_with_its_function_is_that_functions_tool():
@@ -86,6 +92,7 @@ def test_a_new_supplier_named_with_its_function_is_that_functions_tool():
 @pytest.mark.parametrize("text", [
     "the boiler is being replaced by a new one next week",  # described things
     "Felix's new manager is Oskar",  # a person's role
+    "new van is ordered, she'll be called bluebell",  # a new thing's state, not its name
     "We looked at Zendesk → Freshdesk but the price is silly",  # looked at, not done
     "tomasz is being replaced by bea on the saturday rota",  # people
     "I replaced my phone with a new one",  # the speaker's own thing

@@ -170,7 +170,7 @@ _NO_FUNCTIONS = frozenset("long good great bad big exciting sad happy quick smal
 # Words that say a firm serves the team, not what for: "supplier" alone is no function.
 _GENERIC = frozenset("supplier suppliers provider providers vendor vendors company companies contractor contractors service services "
                      "partner partners firm firms".split())
-_LINKS = frozenset("is are was were has have been got gets will be being goes go went going live now officially finally".split())
+_LINKS = frozenset("is are was were has have been got gets will be being goes go went going live now officially finally stays stay remains remain".split())
 # Slots that name no tool: pronouns, people, times.
 _NOT_A_NAME = frozenset(
     "it this that these those them they us we me you him her we've we're we'd we'll i've i'm i'd i'll you've you're they've they're "
@@ -256,6 +256,8 @@ def _names(pattern: re.Pattern, text: str, ctx: Context, *, backwards: bool) -> 
         before = text[max(0, m.start(group) - 8):m.start(group)].lower()
         described = bool(re.search(r"\b(?:the|our|my|a|an)\s+$", before))
         if (name := _name(m[group], ctx, backwards=backwards, described=described)) and name.casefold() not in {n.casefold() for n in out}:
+            if group == "name9" and not _typed_as_name(name, text):
+                continue  # "new rib is ordered": a new thing's state, not its name
             out.append(name)
     return out
 
@@ -456,6 +458,8 @@ def switch_read(text: str, ctx: Context, *, topic: str | None = None) -> list[Ex
     if known_place(new) or re.search(rf"{re.escape(new)}\s+(?:in|at)\s+(?:the\s+)?(?-i:[A-Z])", text, re.I):
         return []  # "moved from europe-west1 to europe-west4 in the Netherlands": a place
     said_fn = m["fn"].strip() if (m := _FROM_TO.search(text) or _MOVED_TO.search(text)) else ""
+    if not set(said_fn.lower().split()) - {"over", "across", "back", "everything", "it", "us", "all", "them", "things", "stuff"}:
+        said_fn = ""  # "bookings are moving over to checkfront": no function said after the verb
     when = _when(text, ctx)
     if (under_way := _UNDER_WAY.search(text)) and not when and TIME_OR_WISH.search(_sentence_at(text, under_way.start())):
         return []  # "paging is moving to rootly soon": a plan with no day said. With one ("… on 1 july", said in june) it begins then.
