@@ -77,7 +77,7 @@ _NEW_AFTER = re.compile(
     # "everything's logged in safetyculture now", "meeting notes go back into google drive" (not "lives in", "kept in": a thing's place)
     + r"|\b(?:logged|tracked|recorded|booked|go(?:es)?|going|went)\s+(?:back\s+)?(?:in|into)\s+(?:the\s+|our\s+)?" + _AFTER.replace("name", "name7")
     # "timesheets are in synergy from today", "everything's on teams now": a name the things are in, with a time after it
-    + r"|\b(?:is|are|'s|'re)\s+(?:now\s+|all\s+)?(?:in|on)\s+" + _AFTER.replace("name", "name8").replace(")}", ")}") + r"(?=\s+(?:now|from|as of|going forward|these days)\b)"
+    + r"|\b(?:is|are|'s|'re)\s+(?:now\s+|all\s+)?(?:in|on)\s+" + _AFTER.replace("name", "name8") + r"(?=\s+(?:now|from|as of|going forward|these days)\b)"
     # "new office cleaners are brightway", "our new timber supplier is jewson"
     + r"|\bnew\s+[a-z][\w\-]*(?:\s+[a-z][\w\-]*){0,2}?\s+(?:is|are|will be)\s+(?:now\s+)?" + _AFTER.replace("name", "name9"),
     re.I)
@@ -93,9 +93,9 @@ _NEW_BEFORE = re.compile(
     rf"|(?:^|[^\w'])(?:the\s+|our\s+)?{_BEFORE.replace('name', 'name5')}\s+(?:takes over|take over|replaces)\b"
     rf"|(?:^|[^\w'])(?:the\s+|our\s+)?{_BEFORE.replace('name', 'name6')}\s+(?:is|are)\s+(?:now\s+)?our\s+(?:new\s+)?(?P<ours>[a-z][\w\-]*(?:\s+[a-z][\w\-]*){{0,3}})",
     re.I)
-# A switch from one name to another.
 # "dropbox → egnyte migration this weekend", "1Password -> Bitwarden for the team vault"
 _ARROW = re.compile(rf"(?:^|[^\w'])(?P<old>(?:{_NAME_WORD}\s+){{0,2}}{_NAME_WORD})\s*(?:→|->|=>|⇒|➡️?)\s*" + _AFTER)
+# A switch from one name to another.
 _FROM_TO = re.compile(
     r"\b(?:switch|swapp|swap|migrat|mov|chang|transition)\w*\s+(?P<fn>(?:[\w'\-]+\s+){0,3}?)(?:from|off(?:\s+of)?|out\s+of)\s+(?:the\s+|our\s+)?(?P<old>[\w][\w.&+'\-]*(?:\s+[\w][\w.&+'\-]*){0,2}?)\s+"
     r"(?:to|onto|over to|into|in to)\s+(?:the\s+|our\s+)?" + _AFTER, re.I)
@@ -230,7 +230,7 @@ def _name(said: str | None, ctx: Context, *, backwards: bool = False, described:
         words, described = words[1:], True
     words = [w.strip(".,;:!?\"'()") for w in words]
     words = [w for w in words if w]
-    if words and (words[-1].lower() in JOBS or words[-1].lower().removesuffix("s") in JOBS):
+    if words and _a_job(words[-1]):
         return None  # "our Wells Fargo business banker retired": a person in a job, not a tool
     words = _capitals_kept(words)
     if not words or len(words) > 3:
@@ -354,6 +354,12 @@ def _when(text: str, ctx: Context) -> datetime | None:
     return take_dates(text, replace(ctx, event_at=None, facts=[]))[1]
 
 
+def _a_job(word: str) -> bool:
+    """Whether a word names a job, in the singular or the plural ("banker", "accountants")."""
+    word = word.lower()
+    return word in JOBS or word.rstrip("s") in JOBS or word.removesuffix("s") in JOBS
+
+
 def _person_in_a_role(name: str, text: str) -> bool:
     """Whether `text` says `name`, typed as a person's name is (one or two capitalised words, none a firm's), is "our"
     something a person is ("Ruben is now our tech lead"; not "Hagen & Co are our accountants", "croner is our HR advice
@@ -362,13 +368,13 @@ def _person_in_a_role(name: str, text: str) -> bool:
     if said is None:  # "Felix's new manager is Oskar": the role before the name
         said = re.search(rf"\bnew\s+(?P<role>[a-z][\w\-]*(?:\s+[a-z][\w\-]*){{0,2}}?)\s+(?:is|are|will be)\s+(?:now\s+)?(?P<name>{re.escape(name)})(?!\w)", text, re.I)
         if said is not None:
-            return any(w.lower().rstrip("s") in JOBS or w.lower() in JOBS or w.lower() in RELATIONS for w in said["role"].split())
+            return any(_a_job(w) or w.lower() in RELATIONS for w in said["role"].split())
     if said is None:
         return False
     words = said["name"].split()
     person_shaped = len(words) <= 2 and all(re.fullmatch(r"[A-Z][a-z]+", w) for w in words) and words[-1].lower() not in FIRM_WORDS
     role = said["role"].split()
-    return person_shaped and any(w.lower().rstrip("s") in JOBS or w.lower() in JOBS for w in role[:3])
+    return person_shaped and any(_a_job(w) for w in role[:3])
 
 
 def _sentence_at(text: str, at: int) -> str:
