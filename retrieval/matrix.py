@@ -35,6 +35,10 @@ from retrieval.models import Collection
 
 log = logging.getLogger(__name__)
 
+# Rows read, parsed and composed at a time when a matrix is built.
+READ_ROWS = 20_000
+
+
 def matrix_collections() -> tuple[str, ...]:
     """The collections a matrix answers: the turns, and the windows while their vectors are composed from
     the turns' (RETRIEVAL_WINDOW_VECTORS); windows embedded from their own text keep their graphs."""
@@ -60,12 +64,7 @@ class TurnMatrix:
     def _window_sums(self, rows: np.ndarray, radius: int) -> np.ndarray:
         """Per centre, the sum over the window's members (the centre and up to `radius` turns each side in
         its session, by order) of `rows` (a score per turn, or a vector per turn)."""
-        total = rows.copy()
-        for d in range(1, radius + 1):
-            mask = self.same_session[d] if rows.ndim == 1 else self.same_session[d][:, None]
-            total[d:] += rows[:-d] * mask
-            total[:-d] += rows[d:] * mask
-        return total
+        return _window_sums(rows, self.same_session, radius)
 
     def lists(self, query_vector: list[float], *, collections: list[str], limit: int) -> dict[str, list]:
         """The `limit` nearest of each of `collections` (`matrix_collections`), best first, ordered as an exact
@@ -91,6 +90,29 @@ class TurnMatrix:
             best = best[np.lexsort((self.turn_ids[best], -similarity[best]))]
             out[collection] = [VectorHit(collection, int(self.turn_ids[i]), float(similarity[i])) for i in best]
         return out
+
+
+def _window_sums(rows: np.ndarray, same_session: dict[int, np.ndarray], radius: int) -> np.ndarray:
+    """`TurnMatrix._window_sums` for any run of consecutive rows, given that run's `same_session` masks."""
+    total = rows.copy()
+    for d in range(1, radius + 1):
+        mask = same_session[d] if rows.ndim == 1 else same_session[d][:, None]
+        total[d:] += rows[:-d] * mask
+        total[:-d] += rows[d:] * mask
+    return total
+
+
+def _inverse_window_norms(vectors: np.ndarray, same_session: dict[int, np.ndarray], radius: int) -> np.ndarray:
+    """Per centre, 1 / the length of the sum of its window's member vectors (0 where that sum is 0), computed
+    a block of rows at a time so that a million turns need no second copy of their vectors."""
+    n = len(vectors)
+    norms = np.empty(n, dtype=np.float32)
+    for start in range(0, n, READ_ROWS):
+        end = min(n, start + READ_ROWS)
+        lo, hi = max(0, start - radius), min(n, end + radius)  # the block and the neighbours its windows reach
+        masks = {d: same_session[d][lo:hi - d] for d in same_session}
+        norms[start:end] = np.linalg.norm(_window_sums(vectors[lo:hi], masks, radius), axis=1)[start - lo:end - lo]
+    return np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
 
 
 _cache: "OrderedDict[tuple[int, str], TurnMatrix]" = OrderedDict()
@@ -205,26 +227,40 @@ def _build(*, scope_id: int, embedder: Embedder, budget: int) -> TurnMatrix | tu
             "SELECT count(*) FROM retrieval_embedding WHERE scope_id = %s AND model = %s AND target_type = 'doc_turn'",
             [scope_id, embedder.name],
         )
-        if cursor.fetchone()[0] * dim * 4 > budget:
+        expected = cursor.fetchone()[0]
+        if expected * dim * 4 > budget:
             return token
-        cursor.execute(
-            "SELECT d.target_id, t.session_id, e.vec::text FROM retrieval_embedding e"
-            " JOIN retrieval_searchdocument d ON d.id = e.target_id AND d.scope_id = e.scope_id AND d.collection = %s"
-            " JOIN memories_turn t ON t.id = d.target_id"
-            " WHERE e.scope_id = %s AND e.model = %s AND e.target_type = 'doc_turn'"
-            " ORDER BY t.session_id, t.position, t.id",
-            [Collection.TURN, scope_id, embedder.name],
-        )
-        rows = cursor.fetchall()
-    turn_ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-    sessions = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
-    # One parse of every vector's text ("[0.1,0.2,…]"), not one per row.
-    vectors = np.fromstring(",".join(r[2][1:-1] for r in rows), dtype=np.float32, sep=",") if rows else np.zeros(0, np.float32)
-    vectors = vectors.reshape(len(rows), dim) if rows else np.zeros((0, dim), dtype=np.float32)
+        turn_ids = np.empty(expected, dtype=np.int64)
+        sessions = np.empty(expected, dtype=np.int64)
+        vectors = np.empty((expected, dim), dtype=np.float32)
+        n = 0
+        # Read in blocks through a server-side cursor (the same snapshot): a million turns' vectors as text are
+        # gigabytes, so only one block's rows are held at a time, each parsed in one call.
+        with connection.chunked_cursor() as rows_cursor:
+            rows_cursor.execute(
+                "SELECT d.target_id, t.session_id, e.vec::text FROM retrieval_embedding e"
+                " JOIN retrieval_searchdocument d ON d.id = e.target_id AND d.scope_id = e.scope_id AND d.collection = %s"
+                " JOIN memories_turn t ON t.id = d.target_id"
+                " WHERE e.scope_id = %s AND e.model = %s AND e.target_type = 'doc_turn'"
+                " ORDER BY t.session_id, t.position, t.id",
+                [Collection.TURN, scope_id, embedder.name],
+            )
+            while rows := rows_cursor.fetchmany(READ_ROWS):
+                end = n + len(rows)
+                if end > len(turn_ids):  # rows committed since the count (a caller's READ COMMITTED snapshot)
+                    more = end - len(turn_ids)
+                    turn_ids, sessions = np.concatenate([turn_ids, np.empty(more, np.int64)]), np.concatenate([sessions, np.empty(more, np.int64)])
+                    vectors = np.concatenate([vectors, np.empty((more, dim), np.float32)])
+                turn_ids[n:end] = [r[0] for r in rows]
+                sessions[n:end] = [r[1] for r in rows]
+                # One parse of the block's vectors' text ("[0.1,0.2,…]"), not one per row.
+                block = np.fromstring(",".join(r[2][1:-1] for r in rows), dtype=np.float32, sep=",")
+                vectors[n:end] = block.reshape(len(rows), dim)
+                n = end
+    turn_ids, sessions, vectors = turn_ids[:n], sessions[:n], vectors[:n]
     radius = max(WINDOW_RADII.values())
     same_session = {d: (sessions[d:] == sessions[:-d]).astype(np.float32) for d in range(1, radius + 1)}
     matrix = TurnMatrix(token, turn_ids, vectors, same_session, {})
     for collection, r in ((Collection.TURN, 0), *WINDOW_RADII.items()):
-        norms = np.linalg.norm(matrix._window_sums(vectors, r), axis=1)
-        matrix.inverse_norms[collection] = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
+        matrix.inverse_norms[collection] = _inverse_window_norms(vectors, same_session, r)
     return matrix

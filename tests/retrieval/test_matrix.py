@@ -217,3 +217,20 @@ def test_the_matrix_lists_are_the_same_on_one_core_or_through_blas(settings, lar
     assert looped == [1]  # and the setting takes BLAS
     assert {c: [h.target_id for h in hits] for c, hits in one_core.items()} == {c: [h.target_id for h in hits] for c, hits in blas.items()}
     assert all(abs(a.similarity - b.similarity) < 1e-6 for c in CONVERSATION for a, b in zip(one_core[c], blas[c]))
+
+
+def test_a_matrix_read_in_small_blocks_is_the_one_read_whole(large, monkeypatch):
+    """The build reads, parses and composes a block of rows at a time (READ_ROWS; a million turns' vectors as
+    text would not fit in memory at once): blocks that split sessions and windows give the same matrix, bit for
+    bit, as one block."""
+    embedder = get_embedder()
+    monkeypatch.setattr(matrix_module, "READ_ROWS", 10_000)
+    whole = matrix_module._build(scope_id=large.pk, embedder=embedder, budget=2**30)
+    monkeypatch.setattr(matrix_module, "READ_ROWS", 7)  # 300 turns: 43 blocks, windows across their edges
+    blocks = matrix_module._build(scope_id=large.pk, embedder=embedder, budget=2**30)
+    assert len(whole.turn_ids) == len(blocks.turn_ids) == Turn.objects.filter(scope=large).count()
+    assert (whole.turn_ids == blocks.turn_ids).all() and (whole.vectors == blocks.vectors).all()
+    assert set(whole.inverse_norms) == set(blocks.inverse_norms) == set(matrix_module.matrix_collections())
+    for collection in whole.inverse_norms:
+        assert (whole.inverse_norms[collection] == blocks.inverse_norms[collection]).all()
+    assert whole.inverse_norms[Collection.TURN_W2].min() > 0  # every window has a length
