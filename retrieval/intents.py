@@ -39,6 +39,9 @@ ATTRIBUTE_PATTERNS: list[tuple[re.Pattern, tuple[str, ...]]] = [
                 r"(?:'s|’s|\s+is|\s+was|\s+does|\s+did)\s+[A-Za-z][\w\-]+(?:'s|’s)?\s+(?:originally\s+)?(?:come\s+|hail\s+)?from\s*\??\s*$", re.I),
      ("is_from", "grew_up_in", "born_in")),
     (re.compile(r"(?<!\bgo )(?<!\bgoes )(?<!\bwent )(?<!\bgone )\b(live|lives|living|lived|reside|resides|based|home|hometown|city|address|moved?)\b", re.I), ("lives_in",)),
+    # "what does Liesel do outside work?", "what sport did Felix take up?": a pastime (before "work" asks for a job)
+    (re.compile(r"\b(free time|spare time|for fun|outside (?:of )?work|pastimes?|hobby|hobbies|sports?|martial arts?|"
+                r"take up|takes up|took up|taken up|taking up|to (?:relax|unwind))\b", re.I), ("likes", "loves", "enjoys", "hobby", "plays")),
     (re.compile(r"\b(job|jobs|work|works|working|worked|employer|company|role|position|title|occupation|profession|career|for a living)\b", re.I), ("role", "works_at")),
     (re.compile(r"\b(pets?|dogs?|cats?)\b", re.I), ("has_pet",)),
     (re.compile(r"\b(like|likes|love|loves|enjoy|enjoys|hobby|hobbies|fan of|into|play|plays|playing)\b", re.I), ("likes", "loves", "enjoys", "hobby", "plays")),

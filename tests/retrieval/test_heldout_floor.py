@@ -237,6 +237,13 @@ development 2,937 → 2,966. heldout-x (94 → 96) is a development set since: i
 first version (93), and two bugs it showed were mended ("new rib is ordered" is no tool; "moving over to" says no
 function). heldout-s 120 → 118, its floor lowered: "in which room does the tasting panel meet?" and "who runs the
 tasting panel now?" are answered from the new "scores go into draughtlab" fact's quote.
+Stop 50: a person's pastimes and past employers in chat's shapes ("I've taken up bouldering", "I'm a massive chess nerd",
+"woodworking is my therapy", "outside work I sing in a choir"; "before NTA I was at TfL", "I left Booking.com to join
+Bramble", "Oskar here, ex-Vattenfall", "welcome Felix! he joins us from Hermes"), questions about free time asked as
+tastes, and a taste asked of nobody answered by no one's. heldout-ah.yaml (a Norwich printing works' staff chat, 230
+questions), written blind by a helper and committed before its first run: 92 → 92 (its floor; totals only, unstudied);
+blind t–ab without heldout-x 920 → 920, heldout-ad 113, heldout-af 96, heldout-ag 120, all unchanged; development 3,062 →
+3,080 (heldout-d 174 → 180, -h 135 → 139, -s 118 → 121: the floors below).
 Through recorded model replies: not done (no model is reachable here to record replies for these
 suites' statements)."""
 
@@ -252,14 +259,14 @@ TARGET = 0.90  # the issue's; not reached offline
 
 
 @pytest.mark.parametrize("suite, right, questions", [("heldout-a.yaml", 153, 174), ("heldout-b.yaml", 68, 68), ("heldout-c.yaml", 159, 167),
-                                                        ("heldout-d.yaml", 174, 236), ("heldout-e.yaml", 173, 254),
-                                                        ("heldout-f.yaml", 127, 191), ("heldout-g.yaml", 131, 190),
-                                                        ("heldout-h.yaml", 135, 191), ("heldout-i.yaml", 146, 220), ("heldout-j.yaml", 132, 222),
+                                                        ("heldout-d.yaml", 180, 236), ("heldout-e.yaml", 174, 254),
+                                                        ("heldout-f.yaml", 128, 191), ("heldout-g.yaml", 132, 190),
+                                                        ("heldout-h.yaml", 139, 191), ("heldout-i.yaml", 147, 220), ("heldout-j.yaml", 132, 222),
                                                         ("heldout-k.yaml", 139, 232),
                                                         ("heldout-l.yaml", 130, 230), ("heldout-m.yaml", 128, 230),
                                                         ("heldout-n.yaml", 92, 230), ("heldout-o.yaml", 130, 230),
-                                                        ("heldout-p.yaml", 127, 230), ("heldout-q.yaml", 141, 230),
-                                                        ("heldout-r.yaml", 128, 230), ("heldout-s.yaml", 118, 230),
+                                                        ("heldout-p.yaml", 128, 230), ("heldout-q.yaml", 141, 230),
+                                                        ("heldout-r.yaml", 128, 230), ("heldout-s.yaml", 121, 230),
                                                         ("heldout-t.yaml", 114, 230), ("heldout-u.yaml", 100, 230),
                                                         ("heldout-v.yaml", 89, 230), ("heldout-w.yaml", 108, 230),
                                                         ("heldout-x.yaml", 96, 230), ("heldout-y.yaml", 104, 230),
@@ -267,7 +274,8 @@ TARGET = 0.90  # the issue's; not reached offline
                                                         ("heldout-aa.yaml", 137, 230), ("heldout-ab.yaml", 114, 230),
                                                         ("heldout-ac.yaml", 118, 230), ("heldout-ad.yaml", 113, 230),
                                                         ("heldout-ae.yaml", 140, 230),
-                                                        ("heldout-af.yaml", 96, 230), ("heldout-ag.yaml", 120, 230)])
+                                                        ("heldout-af.yaml", 96, 230), ("heldout-ag.yaml", 120, 230),
+                                                        ("heldout-ah.yaml", 92, 230)])
 def test_the_held_out_suites_answer_at_their_floor_offline(cast, suite, right, questions):
     report = run_scenarios(owner=cast.owner, path=SCENARIOS / suite)
     assert report["provider"] == "offline" and report["failed_extractions"] == 0 and report["questions"] == questions

@@ -134,20 +134,29 @@ _ROLE_ANNOUNCED = re.compile(r"\b(?:will|(?:am|is|are) going to)\s+(?:now\s+|als
 # Where the speaker worked before: "Before Bramble I was at Glovo for three years", "before this I spent four years at
 # Zalando", "I was at Monzo before this", "I came over from the University of Salford", "joined from Spreewald
 # Analytics", "previously at Beacon Labs", "my last job was Lighthouse QA": a past employer (worked_at).
-_BEFORE_HERE = rf"before\s+(?:this(?:\s+(?:job|role|team|one|gig))?|joining(?:\s+(?:us|the team|{NAME}))?|(?:coming|moving)\s+(?:here|to\s+{NAME})|{NAME}(?:\s+{NAME})?)"
+_ORG = rf"(?:{NAME}|(?-i:[A-Z][A-Z0-9&]{{1,7}}))"  # a name, or an acronym ("before NTA")
+_BEFORE_HERE = rf"before\s+(?:this(?:\s+(?:job|role|team|one|gig|place))?|joining(?:\s+(?:us|the team|{_ORG}))?|(?:coming|moving)\s+(?:here|to\s+{_ORG})|{_ORG}(?:\s+{NAME})?)"
 _PRIOR = [
     re.compile(rf"^{_BEFORE_HERE}\s*,?\s+(?:i\s+)?(?:was|worked|spent\s+(?:\w+\s+){{1,3}}?)\s*(?:(?:as\s+)?(?:a|an)\s+[\w\- ]+?\s+)?(?:at|with|for)\s+(?P<org>.+)$", re.I),
     re.compile(rf"^i\s+(?:was|worked|spent\s+(?:\w+\s+){{1,3}}?)\s*(?:(?:as\s+)?(?:a|an)\s+[\w\- ]+?\s+)?(?:at|with|for)\s+(?P<org>.+?)\s+(?:for\s+(?:\w+\s+){{1,3}}?)?{_BEFORE_HERE}\b.*$", re.I),
     re.compile(r"^(?:i\s+)?(?:came over|moved over|joined(?:\s+(?:us|the team))?)\s+from\s+(?P<org>.+)$", re.I),
     re.compile(r"^(?:i\s+was\s+)?previously\s+(?:(?:a|an)\s+[\w\- ]+?\s+)?(?:at|with)\s+(?P<org>.+)$", re.I),
     re.compile(r"^my\s+(?:last|previous|old|former)\s+(?:job|employer|company|workplace)\s+was\s+(?:at\s+|with\s+)?(?P<org>.+)$", re.I),
+    # "I used to be at Ordnance Survey before this", "I used to work for Sage": where the speaker was
+    re.compile(r"^i\s+used\s+to\s+(?:be|work)\s+(?:at|with|for)\s+(?P<org>.+)$", re.I),
+    # "I left Booking.com to join Bramble": the employer left for this one
+    re.compile(r"^i\s+(?:left|quit)\s+(?P<org>.+?)\s+to\s+(?:join|come|move|start)\b.*$", re.I),
+    # "Oskar here, ex-Vattenfall", "I'm ex-BBC": a former employer worn as a title
+    re.compile(rf"^(?:(?:i'?m\s+)?(?P<me>{NAME})(?:\s+here)?\s*,\s*)?(?:i'?m\s+|i\s+am\s+)?ex-(?P<org>(?-i:[A-Z])[\w&.]*(?:\s+(?-i:[A-Z])[\w&.]*)?)(?:\s+[a-z]+)?$", re.I),
 ]
 
 
 def _prior_employer(text: str, clause: Clause, ctx: Context) -> bool:
     for pattern in _PRIOR:
-        if m := pattern.match(text):
-            org_text = re.split(r"\s+(?:for|doing|where|on|as|in|mostly|working|since|until|so|but|too)\s+|,", m["org"], maxsplit=1)[0]
+        if (m := pattern.match(text)) and m.groupdict().get("me") and m["me"].casefold() != ctx.speaker.casefold():
+            return False  # "Priya here, ex-BBC" said by another: not the speaker's
+        if m:
+            org_text = re.split(r"\s+(?:for|doing|where|on|as|in|mostly|working|since|until|so|but|too|before)\s+|,", m["org"], maxsplit=1)[0]
             org = proper_name(cut_value(org_text), clause)
             if org and org[:1].isupper() and org.split()[0].lower() not in NOT_NAMES and org.casefold() != (ctx.team or "").casefold():
                 fact_add(ctx, clause, ctx.speaker, "worked_at", org, obj=org, obj_kind="organization", confidence=0.8,
@@ -155,6 +164,18 @@ def _prior_employer(text: str, clause: Clause, ctx: Context) -> bool:
                 return True
             return False
     return False
+
+
+# A pastime said by what it is to the speaker ("woodworking is my therapy"), and what they do when not at work.
+_PASTIME_IS_MINE = re.compile(r"^(?P<what>[a-z][\w\-]*(?:\s+[a-z][\w\-]*){0,2})\s+(?:is|has become)\s+my\s+(?:new\s+|favou?rite\s+)?"
+                              r"(?:happy place|therapy|passion|obsession|escape|hobby|pastime|way to (?:unwind|relax|switch off))$", re.I)
+_LEISURE_SAID = re.compile(r"^(?:outside\s+(?:of\s+)?work|in\s+my\s+(?:spare|free|own)\s+time|for\s+fun|when\s+i'?m\s+not\s+(?:at\s+)?work(?:ing)?)"
+                           r"\s*,?\s+i\s+(?!am\b|was\b|have\b|had\b|will\b|would\b|can\b|could\b)(?P<what>[a-z]+\s+.+)$", re.I)
+
+
+def cut_at_reason(text: str) -> str:
+    """"sing in a choir so no late calls": the activity without a reason or an aside after it."""
+    return re.split(r"\s+(?:so|but|because|which|and then)\s+|\s*[,;(]", text, maxsplit=1)[0].strip()
 
 
 _REPORTING = re.compile(rf",\s+(?:and\s+)?(?:now\s+|still\s+)?reporting\s+(?:directly\s+|straight\s+)?to\s+(?P<who>{NAME}(?:\s+{NAME})?)\b.*$")
@@ -182,6 +203,10 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
         text = clause.text = text[: m.start()].strip()
     if ctx.team and _prior_employer(text, clause, ctx):
         return ctx.speaker
+    if ctx.team and (m := re.match(rf"^(?:a\s+(?:big\s+|warm\s+|huge\s+)?)?welcome(?:\s+(?:back|aboard|to the team))?,?\s+(?P<who>{NAME})$", text, re.I)) \
+            and m["who"].split()[0].lower() not in NOT_NAMES and ctx.subject_kinds.get(m["who"], "person") == "person":
+        ctx.last_third_person = m["who"]  # "welcome Felix! he joins us from Hermes": whom "he" means next
+        return previous_subject
     if (home := _OUR_HOME.search(text)) and home["place"].split()[0].lower() not in NOT_NAMES and not HYPOTHETICAL.search(text) \
             and not (ctx.team and (thing := re.match(r"^(?:the|our)\s+([\w\-]+)", text, re.I)) and singular(thing[1]).lower() in TEAM_THINGS):
         # "the pottery wheel in the shed at our place in Mytholmroyd": where the speaker's household lives (not a
@@ -219,6 +244,17 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
                 and (known_function(m["what"]) or m["what"].split()[-1] in TOOL_WORDS):
             if our_detail(f"{m['what']} is {m['value']}", clause, ctx):
                 return ctx.we
+    # "woodworking is my therapy", "birdwatching is my happy place": a pastime, as the speaker calls it
+    if m := _PASTIME_IS_MINE.match(text):
+        what = m["what"].strip()
+        what = what[0].lower() + what[1:] if what[1:].islower() else what  # the capital the clause's start gave it
+        if what.split()[0].lower() not in NOT_NAMES and not HYPOTHETICAL.search(text):
+            fact_add(ctx, clause, ctx.speaker, "likes", what, confidence=0.75)
+            return ctx.speaker
+    # "outside work I sing in a choir", "in my spare time I restore old bikes": what the speaker does for fun
+    if (m := _LEISURE_SAID.match(text)) and (what := plain_value(cut_at_reason(m["what"]), max_words=6)):
+        fact_add(ctx, clause, ctx.speaker, "likes", what, confidence=0.75)
+        return ctx.speaker
     # "Blue is my favorite color"
     if m := re.match(r"^(?P<value>.+?)\s+(?:is|are)\s+my\s+(?:all-time\s+|absolute\s+)?favou?rite\s+(?P<what>[a-z]+(?:\s+[a-z]+)?)$", text, re.I):
         value = plain_value(m["value"])
@@ -318,7 +354,7 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
             if predicate_read(m["rest"], name, clause, ctx, first_person=False, confidence=0.85):
                 ctx.last_third_person = name
                 ctx.subject_kinds.setdefault(name, "person")
-            elif ctx.subject_kinds.get(name, "person") == "person" and re.match(r"(?:moved|relocated|left|joined|went|started|is|was|has|will|takes|took)\b", m["rest"], re.I):
+            elif ctx.subject_kinds.get(name, "person") == "person" and re.match(r"(?:moved|relocated|left|joined|joins|went|started|starts|begins|arrives|is|was|has|will|takes|took)\b", m["rest"], re.I):
                 ctx.last_third_person = name  # "Priya moved to the publisher's London office; she lives in London now"
             return name
         return None

@@ -4,7 +4,7 @@
 from memories.extraction.offline.rules.people import rule_age, rule_family, rule_pets
 from memories.extraction.offline.rules.places import rule_home, rule_live, rule_move, rule_origin, rule_visit
 from memories.extraction.offline.rules.team import rule_team
-from memories.extraction.offline.rules.tastes import rule_likes, rule_plays, rule_speaks
+from memories.extraction.offline.rules.tastes import rule_hobby, rule_likes, rule_plays, rule_speaks
 from memories.extraction.offline.rules.work import rule_leave, rule_study, rule_work
 
 RULES = [
@@ -15,6 +15,7 @@ RULES = [
     rule_live,
     rule_work,
     rule_likes,
+    rule_hobby,
     rule_pets,
     rule_family,
     rule_origin,

@@ -4,8 +4,12 @@ import re
 
 from memories.extraction.offline.context import Clause, Context, Predicate
 from memories.extraction.offline.facts import fact_add, relation_sentence
-from memories.extraction.offline.words import NAME, NUMBER_WORDS, PET_RE, PETS, RELATION_RE, RELATIONS
+from memories.extraction.offline.words import NAME, NOT_NAMES, NUMBER_WORDS, PET_RE, PETS, RELATION_RE, RELATIONS
 from memories.extraction.offline.values import proper_name
+
+
+# A pet's name after "called" / "named" in chat typed all in lowercase (a name there has no capital).
+_LOWERCASE_NAMED = re.compile(r"^\s*,?\s*(?:named|called)\s+(?P<name>[a-z][a-z'\-]+)\b")
 
 
 def rule_pets(pred: Predicate, subject: str, clause: Clause, ctx: Context, confidence: float) -> bool:
@@ -20,7 +24,10 @@ def rule_pets(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
     if not m or (pred.negated and not pred.no_longer):
         return False
     pet = PETS[m["kind"].lower()]
-    names = [n for n in re.split(r"\s+and\s+", m["name"] or "") if n]
+    said_name = m["name"]
+    if not said_name and clause.typed_lowercase and (low := _LOWERCASE_NAMED.match(pred.text[m.end():])) and low["name"] not in NOT_NAMES:
+        said_name = low["name"]  # "has a dog called moose", in chat typed all in lowercase
+    names = [n for n in re.split(r"\s+and\s+", said_name or "") if n]
     if names:
         for name in names:
             fact_add(ctx, clause, subject, "has_pet", name, obj=name, obj_kind="other", negated=pred.negated, confidence=confidence,

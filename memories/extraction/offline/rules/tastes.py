@@ -62,3 +62,42 @@ def rule_speaks(pred: Predicate, subject: str, clause: Clause, ctx: Context, con
             fact_add(ctx, clause, subject, "speaks", item, confidence=confidence)
             added = True
     return added
+
+
+# What someone does for fun (likes), said by the verb that starts it: "I've taken up bouldering", "took up the cello",
+# "I started bouldering", "started doing Brazilian jiu-jitsu twice a week"; or by what they call themselves: "I'm a
+# massive chess nerd". Work's gerunds are no pastime ("I started onboarding", "we started testing").
+_TAKE_UP = re.compile(r"^(?:took|take|takes|am taking|is taking|taking)\s+up\s+(?P<what>.+)$", re.I)
+_STARTED = re.compile(r"^(?:started|start|began|am starting|is starting)\s+(?:(?:doing|practi[cs]ing)\s+(?P<what>.+)|(?P<gerund>[a-z][a-z\-]+ing))"
+                      r"(?P<rest>\s+.*)?$", re.I)
+_NERD = re.compile(r"^(?:am|is|are)\s+(?:a\s+)?(?:(?:massive|huge|big|total|complete|real|proper|bit of a|keen|avid)\s+)*"
+                   r"(?P<what>[a-z][\w\-]*(?:\s+[a-z][\w\-]*)?)\s+(?:nerd|geek|fanatic|buff|addict|junkie|enthusiast)$", re.I)
+# What follows a pastime and is not part of it: how often, since when, where, with whom.
+_PASTIME_TAIL = re.compile(r"\s+(?:twice|once|three times|every|each|on|at|in|most|again|this|last|with|for|since|recently|lately|"
+                           r"seriously|now|properly|a lot|regularly|which|and|but|so)\b.*$", re.I)
+_NOT_A_PASTIME = frozenset(
+    "a an the my our your his her their this that these those it them some more any space time room position role job offer slack "
+    "work working onboarding testing using looking planning packing moving prepping interviewing recruiting hiring building "
+    "shipping deploying migrating reviewing drafting writing-up sending booking charging invoicing billing getting going doing "
+    "making having taking trying thinking wondering feeling".split()
+)
+
+
+def rule_hobby(pred: Predicate, subject: str, clause: Clause, ctx: Context, confidence: float) -> bool:
+    if pred.negated or subject == ctx.team:
+        return False
+    t = pred.text
+    if m := _TAKE_UP.match(t):
+        what = m["what"]
+    elif (m := _STARTED.match(t)) and (m["what"] or not (m["rest"] or "").strip() or _PASTIME_TAIL.match(m["rest"])):
+        what = m["what"] or m["gerund"]  # a gerund with an object is work or a chore ("started using Notion")
+    elif m := _NERD.match(t):
+        what = m["what"]
+    else:
+        return False
+    what = _PASTIME_TAIL.sub("", what).strip(" .,!'\"")
+    words = what.split()
+    if not words or len(words) > 4 or words[0].lower() in _NOT_A_PASTIME:
+        return False
+    fact_add(ctx, clause, subject, "likes", what, confidence=min(confidence, 0.8))  # a pastime is liked (the vocabulary's word)
+    return True

@@ -25,8 +25,18 @@ def rule_leave(pred: Predicate, subject: str, clause: Clause, ctx: Context, conf
     return True
 
 
+# "he's joining us from Deliveroo", "Felix joins us from Hermes", "she comes to us from the BBC": where a newcomer worked
+_JOINS_FROM = re.compile(r"^(?:joins|joined|is joining|am joining|will join|comes|came|is coming|am coming)\s+(?:us|the team|to us|over)\s+from\s+(?P<org>.+)$", re.I)
+
+
 def rule_work(pred: Predicate, subject: str, clause: Clause, ctx: Context, confidence: float) -> bool:
     t = pred.text
+    if (m := _JOINS_FROM.match(t)) and not pred.negated and subject != ctx.team:
+        org = proper_name(cut_value(m["org"]), clause)
+        if org and org[:1].isupper():
+            fact_add(ctx, clause, subject, "worked_at", org, obj=org, obj_kind="organization", confidence=min(confidence, 0.8),
+                     sentence=f"{subject} worked at {org} before.")
+            return True
     patterns = [
         # "work at Google (as …) (in …)", "have worked for Acme"
         r"^(?P<verb>work|works|working|am working|is working|are working|worked|was working)\s+(?:at|for|with)\s+(?P<org>.+)$",
