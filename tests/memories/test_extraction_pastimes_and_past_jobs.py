@@ -125,3 +125,9 @@ def test_a_taste_asked_of_nobody_is_not_answered_by_someone_s_pastime(say):
 def test_a_newcomer_named_then_he_and_a_lowercase_pet_name(text, who, pet):
     # "felix starts monday …": "he" is Felix next; in chat typed all in lowercase, "called moose" names the dog
     assert _of(text, "has_pet") == [(who, pet)]
+
+
+def test_a_start_said_as_a_time_is_no_pastime():
+    # the clause split off "since" no longer says it; the sentence does
+    assert _of("It made me reflect on how far I've come since I started transitioning.", "likes") == []
+    assert _of("My week's been busy - I started doing seminars, helping people with marketing.", "likes") == [("maya", "seminars")]

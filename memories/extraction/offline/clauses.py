@@ -195,6 +195,7 @@ def read_sentence(sentence: str, ctx: Context) -> None:
     if sentence.rstrip("\"') ").endswith("?"):
         return  # a question states nothing
     sentence = _expand(sentence.rstrip(".!?\"' "))
+    ctx.sentence = sentence
     # "the store service (our Xsolla integration) is owned by Olu": an aside in brackets is no part of the clause
     # (one that holds a number may be its date: "done today (24 May)")
     sentence = re.sub(r"\s*\([^()\d]{1,60}\)(?=[\s,;:]|$)", "", sentence).strip() or sentence

@@ -28,6 +28,7 @@ class Context:
     event_at: datetime | None = None
     last_thing: str | None = None  # the head of the team thing last read: "the North American ones" are servers
     people: dict[str, str] = field(default_factory=dict)  # the scope's speakers typed in lowercase → as a name ("priya" → "Priya")
+    sentence: str = ""  # the sentence being read, whole (a clause split off "since I started …" does not say "since")
     label: str | None = None  # the label that heads the message ("drone news: the Phantom's retired. we've got a Mavic now"): its later sentences' topic
 
     @property

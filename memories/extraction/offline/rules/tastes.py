@@ -75,6 +75,7 @@ _NERD = re.compile(r"^(?:am|is|are)\s+(?:a\s+)?(?:(?:massive|huge|big|total|comp
 # What follows a pastime and is not part of it: how often, since when, where, with whom.
 _PASTIME_TAIL = re.compile(r"\s+(?:twice|once|three times|every|each|on|at|in|most|again|this|last|with|for|since|recently|lately|"
                            r"seriously|now|properly|a lot|regularly|which|and|but|so)\b.*$", re.I)
+_SINCE_STARTED = re.compile(r"\b(?:since|when|after|before|until|once)\s+(?:i|he|she|they|we)\s+(?:have\s+|'ve\s+|had\s+)?(?:started|began|took up)\b", re.I)
 _NOT_A_PASTIME = frozenset(
     "a an the my our your his her their this that these those it them some more any space time room position role job offer slack "
     "work working onboarding testing using looking planning packing moving prepping interviewing recruiting hiring building "
@@ -84,8 +85,8 @@ _NOT_A_PASTIME = frozenset(
 
 
 def rule_hobby(pred: Predicate, subject: str, clause: Clause, ctx: Context, confidence: float) -> bool:
-    if pred.negated or subject == ctx.team:
-        return False
+    if pred.negated or subject == ctx.team or _SINCE_STARTED.search(ctx.sentence):
+        return False  # "how far I've come since I started transitioning": a time, not a pastime
     t = pred.text
     if m := _TAKE_UP.match(t):
         what = m["what"]
@@ -95,7 +96,7 @@ def rule_hobby(pred: Predicate, subject: str, clause: Clause, ctx: Context, conf
         what = m["what"]
     else:
         return False
-    what = _PASTIME_TAIL.sub("", what).strip(" .,!'\"")
+    what = _PASTIME_TAIL.sub("", re.split(r"\s*[,;(]", what, maxsplit=1)[0]).strip(" .,!'\"")
     words = what.split()
     if not words or len(words) > 4 or words[0].lower() in _NOT_A_PASTIME:
         return False
