@@ -91,6 +91,10 @@ def test_bench_recall_can_keep_its_scopes_and_measure_them_again(cast, capsys):
     again = json.loads(capsys.readouterr().out)
     assert again["facts"] == first["facts"] == 60 and again["noise_scopes"] == 1 and again["queries"] == 4
     assert again["vector_rows"] == first["vector_rows"]
+    assert first["bm25"]["questions"] == 3 and first["exact"]["questions"] == 3
+    call_command("bench", "recall", "--scope", target, "--queries", "2", "--latency-only", "--json", "--as", "owner")
+    quick = json.loads(capsys.readouterr().out)  # recall timed, the exact rankings it is compared with left out
+    assert quick["queries"] == 2 and quick["p50_ms_excluding_embedding"] > 0 and quick["bm25"] is None and quick["exact"] is None
     with pytest.raises(CommandError, match="No scope named"):
         call_command("bench", "recall", "--scope", target, "--as", "outsider")  # another team's scope is not there
     with pytest.raises(CommandError, match="holds neither people nor turns"):

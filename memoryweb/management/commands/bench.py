@@ -39,6 +39,8 @@ class Command(MemorywebCommand):
                             help="build a conversation of this many turns instead of facts, searched with recall_evidence")
         recall.add_argument("--keep", action="store_true", help="keep the built scopes, to measure them again with --scope")
         recall.add_argument("--scope", help="measure a scope kept by an earlier `bench recall --keep` instead of building one")
+        recall.add_argument("--latency-only", action="store_true",
+                            help="time recall only, without the exact rankings it is compared with (minutes at a million turns)")
         backup = sub.add_parser("backup", help="backup and restore rows/s and file size for a synthetic scope (use a scratch database)")
         backup.add_argument("--facts", type=int, default=100_000, help="facts in the scope (default 100000)")
         backup.add_argument("--with-vectors", action="store_true", help="index the scope first and back up its vectors too")
@@ -113,7 +115,7 @@ class Command(MemorywebCommand):
             existing = scope_get(principal, options["scope"]) if options["scope"] else None
             data = bench_recall(
                 principal=principal, facts=options["facts"], scopes=options["scopes"], queries=options["queries"],
-                keep=options["keep"], existing=existing, turns=options["turns"],
+                keep=options["keep"], existing=existing, turns=options["turns"], references=not options["latency_only"],
                 stdout=self.stderr if options["json"] else self.stdout,
             )
             if options["json"]:  # the readable report went to stdout as it ran
