@@ -27,7 +27,7 @@ from memories.extraction.offline.words import NOT_NAMES
 from memories.extraction.vocabulary import FUNCTION_PHRASES, FUNCTION_SYNONYMS, TOOL_WORDS, function_key, is_single_valued
 from memories.models import Entity, Episode, Fact, FactStatus, Scope
 from memories.normalize import normalize_name, normalize_value
-from retrieval.intents import asks_history, attributes_asked, mentions_first_person, priority_attributes, reverse_asked
+from retrieval.intents import TASTES, asks_history, attributes_asked, mentions_first_person, priority_attributes, reverse_asked
 from retrieval.search import RecallItem, RecallResult, recall_evidence
 from retrieval.search.question import entities_named, scope_speakers, speaker_entity
 from retrieval.spans import WEEKDAY_SAID, date_span, day_span, expected_kind, fits, holds_date, only_when
@@ -287,7 +287,7 @@ def _direct_answer(*, scope: Scope, question: str, speaker: str, facts: list[Rec
 
 # What someone likes or does for fun: asked of someone ("what's Ayo's hobby?", "what do I play?") or asked who ("who
 # plays chess?"), never of a thing.
-_TASTES = frozenset({"likes", "loves", "enjoys", "hobby", "plays", "dislikes"})
+_TASTES = frozenset({*TASTES, "dislikes"})
 _POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
 _STOP = set(
     "a an the of to in on at for by with from and or is are was were be been do does did what which who whom whose when "

@@ -31,6 +31,8 @@ PRIORITY_PATTERNS: list[tuple[re.Pattern, tuple[str, ...]]] = [
                 r"(?<!status )\breports?\b|'s\s+lead\b", re.I), ("reports_to",)),
     (re.compile(r"\b(hate|hates|hated|dislike|dislikes|disliked|can'?t stand)\b", re.I), ("dislikes",)),
 ]
+# What someone likes or does for fun, by the attributes that hold it.
+TASTES = ("likes", "loves", "enjoys", "hobby", "plays")
 # Question words → the attributes that answer them, most specific first.
 ATTRIBUTE_PATTERNS: list[tuple[re.Pattern, tuple[str, ...]]] = [
     # "where's lena from?", "which city is Dev originally from?", "where does Ana come from?": one person's origin, not
@@ -41,10 +43,10 @@ ATTRIBUTE_PATTERNS: list[tuple[re.Pattern, tuple[str, ...]]] = [
     (re.compile(r"(?<!\bgo )(?<!\bgoes )(?<!\bwent )(?<!\bgone )\b(live|lives|living|lived|reside|resides|based|home|hometown|city|address|moved?)\b", re.I), ("lives_in",)),
     # "what does Liesel do outside work?", "what sport did Felix take up?": a pastime (before "work" asks for a job)
     (re.compile(r"\b(free time|spare time|for fun|outside (?:of )?work|pastimes?|hobby|hobbies|sports?|martial arts?|"
-                r"take up|takes up|took up|taken up|taking up|to (?:relax|unwind))\b", re.I), ("likes", "loves", "enjoys", "hobby", "plays")),
+                r"take up|takes up|took up|taken up|taking up|to (?:relax|unwind))\b", re.I), TASTES),
     (re.compile(r"\b(job|jobs|work|works|working|worked|employer|company|role|position|title|occupation|profession|career|for a living)\b", re.I), ("role", "works_at")),
     (re.compile(r"\b(pets?|dogs?|cats?)\b", re.I), ("has_pet",)),
-    (re.compile(r"\b(like|likes|love|loves|enjoy|enjoys|hobby|hobbies|fan of|into|play|plays|playing)\b", re.I), ("likes", "loves", "enjoys", "hobby", "plays")),
+    (re.compile(r"\b(like|likes|love|loves|enjoy|enjoys|fan of|into|play|plays|playing)\b", re.I), TASTES),
     (re.compile(r"\b(study|studies|studied|school|university|college)\b", re.I), ("studies_at",)),
     (re.compile(r"\b(speak|speaks|language|languages)\b", re.I), ("speaks",)),
     (re.compile(r"\b(age|old)\b", re.I), ("age",)),

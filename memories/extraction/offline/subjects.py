@@ -173,7 +173,7 @@ _LEISURE_SAID = re.compile(r"^(?:outside\s+(?:of\s+)?work|in\s+my\s+(?:spare|fre
                            r"\s*,?\s+i\s+(?!am\b|was\b|have\b|had\b|will\b|would\b|can\b|could\b)(?P<what>[a-z]+\s+.+)$", re.I)
 
 
-def cut_at_reason(text: str) -> str:
+def _cut_at_reason(text: str) -> str:
     """"sing in a choir so no late calls": the activity without a reason or an aside after it."""
     return re.split(r"\s+(?:so|but|because|which|and then)\s+|\s*[,;(]", text, maxsplit=1)[0].strip()
 
@@ -252,7 +252,7 @@ def read_clause(clause: Clause, ctx: Context, previous_subject: str | None) -> s
             fact_add(ctx, clause, ctx.speaker, "likes", what, confidence=0.75)
             return ctx.speaker
     # "outside work I sing in a choir", "in my spare time I restore old bikes": what the speaker does for fun
-    if (m := _LEISURE_SAID.match(text)) and (what := plain_value(cut_at_reason(m["what"]), max_words=6)):
+    if (m := _LEISURE_SAID.match(text)) and (what := plain_value(_cut_at_reason(m["what"]), max_words=6)):
         fact_add(ctx, clause, ctx.speaker, "likes", what, confidence=0.75)
         return ctx.speaker
     # "Blue is my favorite color"
