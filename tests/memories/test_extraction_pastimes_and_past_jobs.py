@@ -9,16 +9,11 @@ several persons and tenses; none gave a fact before this change.
 - What must give neither: work begun ("I started using Notion", "we started onboarding"), an offer taken up, someone
   else's title ("Priya here, ex-BBC" said by another), a thing described ("the ex-Google folks are great")."""
 
-from datetime import UTC, datetime
-
 import pytest
 
-from retrieval.answer import answer
 from retrieval.intents import attributes_asked
 from tests.memories.reading import read
-from tests.retrieval.test_answer_span import say  # noqa: F401  (a fixture: statements said in the team Orbit's scope)
-
-NOW = datetime(2026, 11, 30, tzinfo=UTC)
+from tests.retrieval.test_answer_span import lines, say  # noqa: F401  (a fixture: statements said in the team Orbit's scope)
 PEOPLE = ["felix", "jonah", "oskar", "priya", "ayo"]
 
 
@@ -103,8 +98,8 @@ def test_through_the_memory_a_pastime_and_a_past_employer_answer_their_questions
     say("liesel", "outside work I sing in a choir, we do a lot of Bach, sorry in advance", "2026-02-23")
     say("marta", "welcome Felix! 🎉 he joins us from Hermes and will own carrier integrations", "2024-01-08")
     say("aiko", "fun fact, before Halden I worked at Argos on their stock systems", "2023-03-08")
-    assert "choir" in answer(scope=say.cast.scope_a, question="What does Liesel do outside work?", now=NOW).text.split("\n")[0]
-    first = answer(scope=say.cast.scope_a, question="Where did Felix work before he joined?", now=NOW).text.split("\n")[0]
+    assert "choir" in lines(say, "What does Liesel do outside work?")[0]
+    first = lines(say, "Where did Felix work before he joined?")[0]
     assert "Hermes" in first and "Argos" not in first
 
 
@@ -113,9 +108,8 @@ def test_a_taste_asked_of_nobody_is_not_answered_by_someone_s_pastime(say):
     # "going into", "play" are words of taste too; a question that names no one does not ask what Aiko likes
     say("aiko", "I've taken up bouldering! the wall in Milton Keynes is great if anyone wants to come", "2023-10-02")
     say("tomasz", "the Zebra printers are going into Rotterdam next month", "2025-03-03")
-    assert "bouldering" not in answer(scope=say.cast.scope_a, question="What brand are the label printers going into Rotterdam?",
-                                      now=NOW).text.split("\n")[0]
-    assert "bouldering" in answer(scope=say.cast.scope_a, question="Who likes bouldering?", now=NOW).text.split("\n")[0].lower()
+    assert "bouldering" not in lines(say, "What brand are the label printers going into Rotterdam?")[0]
+    assert "bouldering" in lines(say, "Who likes bouldering?")[0].lower()
 
 
 @pytest.mark.parametrize("text, who, pet", [

@@ -6,7 +6,9 @@ import re
 from memories.extraction.offline.context import Clause, Context
 from memories.extraction.offline.facts import fact_add, relation_sentence
 from memories.extraction.offline.predicates import predicate_read
+from memories.extraction.offline.rules.people import pet_named_in_lowercase
 from memories.extraction.offline.rules.places import HOME, HOME_NOUNS, HOME_TRIP
+from memories.extraction.offline.rules.work import past_employer_add
 from memories.extraction.offline.rules.team import TEAM_THINGS, decision_said, firm_serves, known_function, our_detail, owner_said, recurring, singular, time_value
 from memories.extraction.vocabulary import TOOL_WORDS
 from memories.extraction.vocabulary import CORRECTION_ATTRIBUTE, CORRECTS_CURRENT
@@ -159,8 +161,7 @@ def _prior_employer(text: str, clause: Clause, ctx: Context) -> bool:
             org_text = re.split(r"\s+(?:for|doing|where|on|as|in|mostly|working|since|until|so|but|too|before)\s+|,", m["org"], maxsplit=1)[0]
             org = proper_name(cut_value(org_text), clause)
             if org and org[:1].isupper() and org.split()[0].lower() not in NOT_NAMES and org.casefold() != (ctx.team or "").casefold():
-                fact_add(ctx, clause, ctx.speaker, "worked_at", org, obj=org, obj_kind="organization", confidence=0.8,
-                         sentence=f"{ctx.speaker} worked at {org} before.")
+                past_employer_add(ctx, clause, ctx.speaker, org, confidence=0.8)
                 return True
             return False
     return False
@@ -437,18 +438,6 @@ def _introduction(text: str, clause: Clause, ctx: Context) -> bool:
     return found
 
 
-# What a pet does, said right after its name: "my cat pickle knocked …", "my dog rocket ate …", "my horse pickle threw …".
-_PET_DID = re.compile(r"\s+(?:[a-z]{3,}ed|ate|threw|ran|bit|took|got|broke|stole|went|came|found|dug|chewed|is|was|has|had|loves|hates)\b")
-
-
-def _pet_named_in_lowercase(name: str, rest: str, clause: Clause, *, called: bool = False) -> bool:
-    """In chat typed all in lowercase, the word right after "my cat" that then does something is its name, even an
-    English word ("my cat pickle knocked my phone in the bath"), as is the word after "called" ("my cat is called
-    pickle"); not "my dog barked all night", nor "my cat really …"."""
-    return (clause.typed_lowercase and re.fullmatch(r"[a-z]{3,}", name) is not None and not name.endswith(("ed", "ing", "ly"))
-            and name not in NOT_NAMES and (_PET_DID.match(rest) is not None or (called and not rest.strip(" .!"))))
-
-
 def _possessive(rest: str, clause: Clause, ctx: Context, *, owner: str | None = None) -> None:
     """Clauses starting with "my" (or "<owner>'s": "Ffion's title is …", "Nadia's cat is called Miso"): relations,
     pets, and "my X is Y" details of the speaker (of `owner`)."""
@@ -467,7 +456,7 @@ def _possessive(rest: str, clause: Clause, ctx: Context, *, owner: str | None = 
         re.I,
     ):
         if (m["name"][:1].isupper() and proper_name(m["name"], clause, name=True)) \
-                or _pet_named_in_lowercase(m["name"], m["rest"], clause, called=bool((m["called"] or "").strip(" ,"))):
+                or pet_named_in_lowercase(m["name"], m["rest"], clause, called=bool((m["called"] or "").strip(" ,"))):
             pet = PETS[m["kind"].lower()]
             fact_add(ctx, clause, me, "has_pet", m["name"], obj=m["name"], obj_kind="other", sentence=f"{me} has a {pet} named {m['name']}.")
             ctx.subject_kinds.setdefault(m["name"], "other")

@@ -8,8 +8,20 @@ from memories.extraction.offline.words import NAME, NOT_NAMES, NUMBER_WORDS, PET
 from memories.extraction.offline.values import proper_name
 
 
-# A pet's name after "called" / "named" in chat typed all in lowercase (a name there has no capital).
-_LOWERCASE_NAMED = re.compile(r"^\s*,?\s*(?:named|called)\s+(?P<name>[a-z][a-z'\-]+)\b")
+# What a pet does, said right after its name: "my cat pickle knocked …", "my dog rocket ate …", "my horse pickle threw …".
+_PET_DID = re.compile(r"\s+(?:[a-z]{3,}ed|ate|threw|ran|bit|took|got|broke|stole|went|came|found|dug|chewed|is|was|has|had|loves|hates)\b")
+
+
+def pet_named_in_lowercase(name: str, rest: str, clause: Clause, *, called: bool = False) -> bool:
+    """In chat typed all in lowercase, the word right after "my cat" that then does something is its name, even an
+    English word ("my cat pickle knocked my phone in the bath"), as is the word after "called" ("my cat is called
+    pickle"); not "my dog barked all night", nor "my cat really …"."""
+    return (clause.typed_lowercase and re.fullmatch(r"[a-z]{3,}", name) is not None and not name.endswith(("ed", "ing", "ly"))
+            and name not in NOT_NAMES and (_PET_DID.match(rest) is not None or (called and not rest.strip(" .!"))))
+
+
+# A pet's lowercase name after "called" / "named", and what follows it ("has a dog called moose").
+_LOWERCASE_NAMED = re.compile(r"^\s*,?\s*(?:named|called)\s+(?P<name>[a-z][a-z'\-]+)\b(?P<rest>.*)$")
 
 
 def rule_pets(pred: Predicate, subject: str, clause: Clause, ctx: Context, confidence: float) -> bool:
@@ -25,7 +37,7 @@ def rule_pets(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
         return False
     pet = PETS[m["kind"].lower()]
     said_name = m["name"]
-    if not said_name and clause.typed_lowercase and (low := _LOWERCASE_NAMED.match(pred.text[m.end():])) and low["name"] not in NOT_NAMES:
+    if not said_name and (low := _LOWERCASE_NAMED.match(pred.text[m.end():])) and pet_named_in_lowercase(low["name"], low["rest"], clause, called=True):
         said_name = low["name"]  # "has a dog called moose", in chat typed all in lowercase
     names = [n for n in re.split(r"\s+and\s+", said_name or "") if n]
     if names:

@@ -25,6 +25,13 @@ def rule_leave(pred: Predicate, subject: str, clause: Clause, ctx: Context, conf
     return True
 
 
+def past_employer_add(ctx: Context, clause: Clause, subject: str, org: str, *, confidence: float) -> None:
+    """Where `subject` worked before (worked_at): said by them ("before NTA I was at TfL") or of them ("he joins us
+    from Hermes")."""
+    fact_add(ctx, clause, subject, "worked_at", org, obj=org, obj_kind="organization", confidence=confidence,
+             sentence=f"{subject} worked at {org} before.")
+
+
 # "he's joining us from Deliveroo", "Felix joins us from Hermes", "she comes to us from the BBC": where a newcomer worked
 _JOINS_FROM = re.compile(r"^(?:joins|joined|is joining|am joining|will join|comes|came|is coming|am coming)\s+(?:us|the team|to us|over)\s+from\s+(?P<org>.+)$", re.I)
 
@@ -34,8 +41,7 @@ def rule_work(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
     if (m := _JOINS_FROM.match(t)) and not pred.negated and subject != ctx.team:
         org = proper_name(cut_value(m["org"]), clause)
         if org and org[:1].isupper():
-            fact_add(ctx, clause, subject, "worked_at", org, obj=org, obj_kind="organization", confidence=min(confidence, 0.8),
-                     sentence=f"{subject} worked at {org} before.")
+            past_employer_add(ctx, clause, subject, org, confidence=min(confidence, 0.8))
             return True
     patterns = [
         # "work at Google (as …) (in …)", "have worked for Acme"
