@@ -408,11 +408,16 @@ def load_scenario(path: str | Path) -> Scenario:
         if not isinstance(row, dict) or not str(row.get("q") or "").strip() or not row.get("expect"):
             raise InvalidInput(f"{path}: question {number} needs q and expect.")
         questions.append(ScenarioQuestion(
-            text=str(row["q"]), expect=[str(v) for v in row["expect"]], reject=[str(v) for v in row.get("reject") or []],
+            text=str(row["q"]), expect=_values(row["expect"]), reject=_values(row.get("reject") or []),
             kind=str(row.get("kind") or "other"), asker=str(row.get("as") or ""),
         ))
     now = _moment(data.get("now") or statements[-1][0] + timedelta(days=1), what="now")
     return Scenario(team=str(data.get("team") or "team"), now=now, statements=statements, questions=questions)
+
+
+def _values(given) -> list[str]:
+    """`expect` or `reject`: a list of values, or one value written alone (`expect: Porto`), never its characters."""
+    return [str(v) for v in given] if isinstance(given, list) else [str(given)]
 
 
 def normalised_answer(text: str) -> str:

@@ -55,6 +55,15 @@ def test_eval_scenarios_through_recorded_model_replies_meets_the_floor(cast, pro
     assert report["accuracy"] >= FLOOR, report["wrong"]
 
 
+def test_one_expected_or_rejected_value_may_be_written_without_a_list(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text("statements: [{at: 2025-01-01, text: hi}]\nquestions:\n"
+                    "  - {q: 'where is it', expect: Porto, reject: Lisbon}\n  - {q: 'when was it', expect: 2025, reject: [May, June]}\n")
+    first, second = load_scenario(path).questions
+    assert (first.expect, first.reject) == (["Porto"], ["Lisbon"])
+    assert (second.expect, second.reject) == (["2025"], ["May", "June"])
+
+
 @pytest.mark.parametrize("content, error", [
     (None, "No scenario file"),
     ("statements: [1, 2", "is not YAML"),
