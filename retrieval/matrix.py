@@ -86,9 +86,16 @@ class TurnMatrix:
             n = min(limit, len(similarity))
             if n <= 0:
                 continue
-            best = np.argpartition(-similarity, n - 1)[:n] if n < len(similarity) else np.arange(len(similarity))
-            best = best[np.lexsort((self.turn_ids[best], -similarity[best]))]
-            out[collection] = [VectorHit(collection, int(self.turn_ids[i]), float(similarity[i])) for i in best]
+            if n < len(similarity):
+                # The n-th best score, then every row at or above it (a partition of the scores is faster than
+                # an argpartition of them): rows tied at the n-th are cut by id below, as the exact search orders them.
+                threshold = np.partition(similarity, len(similarity) - n)[len(similarity) - n]
+                best = np.flatnonzero(similarity >= threshold)
+            else:
+                best = np.arange(len(similarity))
+            best = best[np.lexsort((self.turn_ids[best], -similarity[best]))][:n]
+            out[collection] = [VectorHit(collection, target, score)
+                               for target, score in zip(self.turn_ids[best].tolist(), similarity[best].tolist())]
         return out
 
 

@@ -29,7 +29,7 @@ The scores are the exhaustive ranking's to the last bit: each term is `w·tf / (
 in the same floating-point steps as the SQL, and a document's terms are added in the order the
 exhaustive ranking's index scan adds them (collection, then lexeme in the database's collation),
 then multiplied by the speaker boost. Per collection the documents are ranked by score, ties by
-document id, and the best are read in one join with the document filter (for their targets), more
+document id, and the best are read in one query with the document filter (for their targets), more
 of them when the filter refuses many.
 """
 
@@ -111,8 +111,10 @@ class _Ranking:
     def __init__(self, scores: np.ndarray, documents: np.ndarray | None = None, low: int = 0):
         self.scores, self.documents, self.low = scores, documents, low
         # Every term is above 0, so a score above 0 is a document holding a lexeme: numpy finds those
-        # in a mask of booleans several times faster than among the floats themselves (`best`).
-        self.size = int(np.count_nonzero(scores > 0)) if documents is None else len(documents)
+        # in a mask of booleans several times faster than among the floats themselves, once (`best`
+        # may be asked again for more when the document filter refuses many).
+        self.held = np.flatnonzero(scores > 0) if documents is None else None
+        self.size = len(self.held) if documents is None else len(documents)
 
     def best(self, n: int) -> tuple[np.ndarray, np.ndarray]:
         """The first `n` documents by score, ties by document id, best first (a full sort's first `n`)."""
@@ -122,8 +124,7 @@ class _Ranking:
         if self.documents is None:
             # Over an id span (every document of the scope, of every collection): mostly zeros, so
             # the documents holding a lexeme are taken out first and the selection runs on them.
-            held = np.flatnonzero(self.scores > 0)
-            documents, scores = held + self.low, self.scores[held]
+            documents, scores = self.held + self.low, self.scores[self.held]
         else:
             documents, scores = self.documents, self.scores
         if n < len(scores):
@@ -220,7 +221,7 @@ def _filtered(
     *, weights: _Weights, ranked: list["_Ranking"], limit: int, doc_filter: str, params: list | None,
 ) -> dict[str, list[Hit]]:
     """Per collection the first `limit` of its ranking that pass `doc_filter` (a condition on
-    `retrieval_searchdocument`), best first: the documents read in one join, FIRST_SEND × `limit`
+    `retrieval_searchdocument`), best first: the documents read in one query, FIRST_SEND × `limit`
     of each ranking first, then the next as many for a collection the filter left short."""
     chunk = max(1, int(limit * FIRST_SEND))
     best = [ranking.best(chunk) for ranking in ranked]
@@ -239,28 +240,34 @@ def _filtered(
             sent[ci] = min(sent[ci] + send[ci], ranking.size)
         if not parts:
             return out
-        # The documents go as one text of ids (as a list, each would be dumped one by one), and come
-        # back by their place in it with their targets; the scores stay here.
+        # The documents go as one text of ids in id order (as a list, each would be dumped one by one;
+        # in order, one index scan walks them, against a descent per id in rank order), and come back
+        # with their targets; the scores stay here. A document is in one collection: no id twice.
+        ids = np.concatenate([documents for _, documents, _ in parts])
+        order = np.argsort(ids)
         named = {f"p{index}": value for index, value in enumerate(params or [])}
-        named["s_documents"] = ",".join(map(str, np.concatenate([documents for _, documents, _ in parts]).tolist()))
+        named["s_documents"] = ",".join(map(str, ids[order].tolist()))
         with _server_cursor() as cursor:
             cursor.execute(
-                "SELECT s.n, retrieval_searchdocument.target_id"
-                " FROM unnest(string_to_array(%(s_documents)s, ',')::bigint[]) WITH ORDINALITY AS s(document_id, n)"
-                f" JOIN retrieval_searchdocument ON retrieval_searchdocument.id = s.document_id {doc_filter}"
-                " ORDER BY s.n",
+                "SELECT retrieval_searchdocument.id, retrieval_searchdocument.target_id FROM retrieval_searchdocument"
+                f" WHERE retrieval_searchdocument.id = ANY(string_to_array(%(s_documents)s, ',')::bigint[]) {doc_filter}",
                 named,
             )
-            passed = cursor.fetchall()
+            passed = np.asarray(cursor.fetchall(), dtype=np.int64).reshape(-1, 2)
         places = np.cumsum([0] + [len(documents) for _, documents, _ in parts])
-        if passed:
-            at = np.asarray([n for n, _ in passed], dtype=np.int64) - 1
-            which = np.searchsorted(places, at, side="right") - 1
-            for (_, target_id), part, place in zip(passed, which.tolist(), (at - places[which]).tolist()):
-                ci, _, scores = parts[part]
-                hits = out.setdefault(weights.collections[ci], [])
-                if len(hits) < limit:
-                    hits.append(Hit(weights.collections[ci], target_id, float(scores[place])))
+        # Each passing document's place in what was sent, in rank order within each part.
+        at = order[np.searchsorted(ids[order], passed[:, 0])]
+        rank = np.argsort(at)
+        at, targets = at[rank], passed[rank, 1]
+        which = np.searchsorted(places, at, side="right") - 1
+        for part, (ci, _, scores) in enumerate(parts):
+            mine = which == part
+            if not mine.any():
+                continue
+            collection = weights.collections[ci]
+            hits = out.setdefault(collection, [])
+            picked = (at[mine] - places[part])[: limit - len(hits)]
+            hits.extend(Hit(collection, target, score) for target, score in zip(targets[mine][: len(picked)].tolist(), scores[picked].tolist()))
         send = [0 if len(out.get(weights.collections[ci], [])) >= limit or sent[ci] >= ranking.size else chunk
                 for ci, ranking in enumerate(ranked)]
 
