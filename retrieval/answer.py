@@ -232,8 +232,10 @@ def _direct_answer(*, scope: Scope, question: str, speaker: str, facts: list[Rec
         candidates = candidates.filter(subject=subject)
     elif attributes == ("lives_in",):
         return "", []  # where someone lives, with nobody named: "which city was the congress in?" is not anyone's home
-    elif set(attributes) <= _TASTES and not re.match(r"^\s*who\b", question, re.I):
-        return "", []  # a taste, with nobody named: "which pub did the band play?", "the printers going into Rotterdam"
+    elif set(attributes) <= _OF_SOMEONE and not re.match(r"^\s*who\b", question, re.I):
+        # A taste or a job, with nobody named: "which pub did the band play?", "what make was the boiler at the Hendry
+        # job?", "how are permits to work issued?" are not answered by whoever's fact is newest.
+        return "", []
     else:
         subject = None
     rows = list(candidates.order_by("-valid_from", "-id")[:200])
@@ -285,9 +287,9 @@ def _direct_answer(*, scope: Scope, question: str, speaker: str, facts: list[Rec
     return text, [by_id.get(str(f.public_id)) or _item(f) for f in chosen]
 
 
-# What someone likes or does for fun: asked of someone ("what's Ayo's hobby?", "what do I play?") or asked who ("who
-# plays chess?"), never of a thing.
-_TASTES = frozenset({*TASTES, "dislikes"})
+# What someone likes or does for fun, their job and their employer: asked of someone ("what's Ayo's hobby?", "what do I
+# do for work?") or asked who ("who plays chess?", "who works the weekend shift?"), never of a thing.
+_OF_SOMEONE = frozenset({*TASTES, "dislikes", "role", "works_at"})
 _POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
 _STOP = set(
     "a an the of to in on at for by with from and or is are was were be been do does did what which who whom whose when "

@@ -112,6 +112,19 @@ def test_a_taste_asked_of_nobody_is_not_answered_by_someone_s_pastime(say):
     assert "bouldering" in lines(say, "Who likes bouldering?")[0].lower()
 
 
+@pytest.mark.django_db
+def test_a_job_asked_of_nobody_is_not_answered_by_someone_s_job(say):
+    # "the Hendry job", "permits to work": a job or a work of the team's, not anyone's occupation or employer
+    say("marek", "I'm Marek, I'm a chef at the Swan on weekends", "2024-03-11")
+    say("tom", "its not a baxi lewis its an ideal, checked the data plate this morning", "2025-02-04")
+    say("rhys", "permits to work are issued through Permio now, no more paper", "2025-05-06")
+    for question in ("What make was the boiler at the Hendry job?", "How are permits to work issued now?",
+                     "Whose job is the safety boat?"):
+        assert "chef" not in lines(say, question)[0], question
+    assert "chef" in lines(say, "What's Marek's job?")[0]
+    assert "marek" in lines(say, "Who works as a chef?")[0].lower()
+
+
 @pytest.mark.parametrize("text, who, pet", [
     ("felix starts monday as our new sales rep!! he's from boise and has a dog called moose. be nice", "Felix", "moose"),
     ("i have a dog called moose", "maya", "moose"),
