@@ -408,16 +408,20 @@ def load_scenario(path: str | Path) -> Scenario:
         if not isinstance(row, dict) or not str(row.get("q") or "").strip() or not row.get("expect"):
             raise InvalidInput(f"{path}: question {number} needs q and expect.")
         questions.append(ScenarioQuestion(
-            text=str(row["q"]), expect=_values(row["expect"]), reject=_values(row.get("reject") or []),
+            text=str(row["q"]), expect=_values(row["expect"], what=f"{path}: question {number}'s expect"),
+            reject=_values(row.get("reject") or [], what=f"{path}: question {number}'s reject"),
             kind=str(row.get("kind") or "other"), asker=str(row.get("as") or ""),
         ))
     now = _moment(data.get("now") or statements[-1][0] + timedelta(days=1), what="now")
     return Scenario(team=str(data.get("team") or "team"), now=now, statements=statements, questions=questions)
 
 
-def _values(given) -> list[str]:
+def _values(given, *, what: str) -> list[str]:
     """`expect` or `reject`: a list of values, or one value written alone (`expect: Porto`), never its characters."""
-    return [str(v) for v in given] if isinstance(given, list) else [str(given)]
+    values = given if isinstance(given, list) else [given]
+    if any(isinstance(v, (dict, list)) for v in values):
+        raise InvalidInput(f"{what} must be a value or a list of values.")
+    return [str(v) for v in values]
 
 
 def normalised_answer(text: str) -> str:

@@ -32,6 +32,7 @@ from memoryweb.providers.embedders import Embedder
 from memories.models import Scope
 from retrieval.documents import WINDOW_RADII
 from retrieval.models import Collection
+from retrieval.ranking import best_first
 
 log = logging.getLogger(__name__)
 
@@ -86,14 +87,7 @@ class TurnMatrix:
             n = min(limit, len(similarity))
             if n <= 0:
                 continue
-            if n < len(similarity):
-                # The n-th best score, then every row at or above it (a partition of the scores is faster than
-                # an argpartition of them): rows tied at the n-th are cut by id below, as the exact search orders them.
-                threshold = np.partition(similarity, len(similarity) - n)[len(similarity) - n]
-                best = np.flatnonzero(similarity >= threshold)
-            else:
-                best = np.arange(len(similarity))
-            best = best[np.lexsort((self.turn_ids[best], -similarity[best]))][:n]
+            best = best_first(similarity, self.turn_ids, n)  # ties by id, as the exact search orders them
             out[collection] = [VectorHit(collection, target, score)
                                for target, score in zip(self.turn_ids[best].tolist(), similarity[best].tolist())]
         return out

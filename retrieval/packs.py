@@ -43,6 +43,7 @@ from django.db import connection, transaction
 
 from memories.models import Scope
 from retrieval.fulltext import Hit, _Weights
+from retrieval.ranking import best_first
 
 PACK_AT = 5000  # documents in a collection: below, its lexemes are read as rows (as the common-terms rule's size)
 PACK_MIN_DF = 1000  # postings: a lexeme with fewer is read as rows (one index range, cheap)
@@ -101,7 +102,7 @@ def bm25_packed(
             boosted[index[np.concatenate([cell.spoken for cell in mine])]] = True
             ranking.scores[boosted] = ranking.scores[boosted] * boost
         ranked.append(ranking)
-    return _filtered(weights=weights, ranked=ranked, limit=limit, doc_filter=doc_filter, params=params)
+    return _filtered(scope=scope, weights=weights, ranked=ranked, limit=limit, doc_filter=doc_filter, params=params)
 
 
 class _Ranking:
@@ -127,11 +128,7 @@ class _Ranking:
             documents, scores = self.held + self.low, self.scores[self.held]
         else:
             documents, scores = self.documents, self.scores
-        if n < len(scores):
-            threshold = -np.partition(-scores, n - 1)[n - 1]  # above 0: n documents at most hold a lexeme
-            keep = np.flatnonzero(scores >= threshold)  # every document tied at the n-th score: the cut is by id
-            documents, scores = documents[keep], scores[keep]
-        order = np.lexsort((documents, -scores))[:n]
+        order = best_first(scores, documents, n)
         return documents[order], scores[order]
 
 
@@ -218,7 +215,7 @@ def _arrays(ci: int, li: int, documents, tfs, lengths, spoken: np.ndarray) -> _C
 
 
 def _filtered(
-    *, weights: _Weights, ranked: list["_Ranking"], limit: int, doc_filter: str, params: list | None,
+    *, scope: Scope, weights: _Weights, ranked: list["_Ranking"], limit: int, doc_filter: str, params: list | None,
 ) -> dict[str, list[Hit]]:
     """Per collection the first `limit` of its ranking that pass `doc_filter` (a condition on
     `retrieval_searchdocument`), best first: the documents read in one query, FIRST_SEND × `limit`
@@ -247,10 +244,12 @@ def _filtered(
         order = np.argsort(ids)
         named = {f"p{index}": value for index, value in enumerate(params or [])}
         named["s_documents"] = ",".join(map(str, ids[order].tolist()))
+        named["s_scope"] = scope.pk  # the ids come from the scope's postings; the scope is said anyway
         with _server_cursor() as cursor:
             cursor.execute(
                 "SELECT retrieval_searchdocument.id, retrieval_searchdocument.target_id FROM retrieval_searchdocument"
-                f" WHERE retrieval_searchdocument.id = ANY(string_to_array(%(s_documents)s, ',')::bigint[]) {doc_filter}",
+                " WHERE retrieval_searchdocument.id = ANY(string_to_array(%(s_documents)s, ',')::bigint[])"
+                f" AND retrieval_searchdocument.scope_id = %(s_scope)s {doc_filter}",
                 named,
             )
             passed = np.asarray(cursor.fetchall(), dtype=np.int64).reshape(-1, 2)

@@ -14,9 +14,21 @@ import math
 from collections.abc import Hashable, Sequence
 from datetime import datetime
 
+import numpy as np
 from django.conf import settings
 
 DEFAULT_IMPORTANCE = 0.5  # rows nobody scored (raw turns without an LLM) are neutral
+
+
+def best_first(scores: np.ndarray, ids: np.ndarray, n: int) -> np.ndarray:
+    """The places of the first `n` by score, best first, ties by id: a full sort's first `n`, found by partitioning the
+    scores at the n-th (faster than an argpartition) and sorting only what is at or above it, every row tied at the
+    n-th included so that the cut among them is by id."""
+    if n < len(scores):
+        keep = np.flatnonzero(scores >= np.partition(scores, len(scores) - n)[len(scores) - n])
+    else:
+        keep = np.arange(len(scores))
+    return keep[np.lexsort((ids[keep], -scores[keep]))][:n]
 
 
 def rrf(lists: Sequence[Sequence[Hashable]], *, k: float | None = None, weights: Sequence[float] | None = None) -> dict[Hashable, float]:

@@ -2,9 +2,10 @@
 
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import pytest
 
-from retrieval.ranking import lane_score, pool_size, recency, rrf
+from retrieval.ranking import best_first, lane_score, pool_size, recency, rrf
 from retrieval.temporal import parse_time
 
 NOW = datetime(2025, 6, 15, 12, 0, tzinfo=UTC)
@@ -105,3 +106,12 @@ def test_before_i_moved_is_an_anchor_resolved_against_the_memory():
     assert resolve_anchor(window, moved_at=None) is None  # nothing moved: no filter
     resolved = resolve_anchor(window, moved_at=d(2025, 4, 20))
     assert (resolved.start, resolved.end) == (None, d(2025, 4, 20))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 6, 8])
+def test_best_first_is_a_full_sort_s_first_n_with_ties_cut_by_id(n):
+    # four rows tied at 2.0 across the cut: which of them make the list is decided by id, never by the partition
+    scores = np.array([2.0, 1.0, 3.0, 2.0, 2.0, 0.5, 2.0], dtype=np.float32)
+    ids = np.array([70, 10, 50, 20, 60, 30, 40])
+    full = sorted(range(len(scores)), key=lambda i: (-scores[i], ids[i]))[:n]
+    assert best_first(scores, ids, n).tolist() == full

@@ -70,6 +70,7 @@ def test_one_expected_or_rejected_value_may_be_written_without_a_list(tmp_path):
     ("team: x\nstatements: []\n", "is not a scenario file"),
     ("statements: [{at: 2025-01-01}]\nquestions: []\n", "statement 1 needs at and text"),
     ("statements: []\nquestions: [{q: hi}]\n", "question 1 needs q and expect"),
+    ("statements: []\nquestions: [{q: hi, expect: {city: Porto}}]\n", "question 1's expect must be a value or a list of values"),
 ])
 def test_a_bad_scenario_file_is_a_one_line_error(cast, tmp_path, content, error):
     path = tmp_path / "s.yaml"
