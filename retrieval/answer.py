@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 from memoryweb.errors import InvalidInput
 from memories.extraction.offline.dates import YEAR as _YEAR, year_named
 from memories.extraction.offline.amend import CORRECTION_AMONG, CORRECTION_WITHIN, amended, holds_shape, restated
+from memories.extraction.offline.contrast import contrasted
 from memories.extraction.offline.words import NOT_NAMES
 from memories.extraction.vocabulary import FUNCTION_PHRASES, FUNCTION_SYNONYMS, TOOL_WORDS, function_key, is_single_valued
 from memories.models import Entity, Episode, Fact, FactStatus, Scope
@@ -836,7 +837,8 @@ def _corrected_away(said: str, meant: str) -> set[str]:
 def _as_corrected(scope: Scope | None, item: RecallItem, sentence: str) -> tuple[str, "Episode | _Said | None"]:
     """`sentence` as a short correction said soon after it (later in the same message, `_corrected_within`, else among
     the scope's next CORRECTION_AMONG episodes within CORRECTION_WITHIN) says it should have been ("we bought 120 new CT40s", then
-    "sorry, 150": "we bought 150 new CT40s"; or one said as a whole statement naming the wrong value, `amend.restated`),
+    "sorry, 150": "we bought 150 new CT40s"; or one said as a whole statement naming the wrong value, `amend.restated`; or
+    one that sets the new value beside the old, "sorry — CROWN. ardagh was the other quote", `contrast.contrasted`),
     with the correction's episode;
     else the sentence as said and None. Any speaker may correct (`amend.amended` decides whether
     the later text corrects this sentence at all)."""
@@ -853,8 +855,8 @@ def _as_corrected(scope: Scope | None, item: RecallItem, sentence: str) -> tuple
              .order_by("occurred_at", "pk")[:CORRECTION_AMONG])
     between: list[tuple[str, str]] = []
     for episode in later:
-        if meant := (amended(sentence, episode.text, same_speaker=episode.speaker == said["speaker"], previous_speaker=said["speaker"])
-                     or restated(sentence, episode.text)):
+        if meant := (amended(sentence, episode.text, same_speaker=episode.speaker == said["speaker"], previous_speaker=said["speaker"], contrast=False)
+                     or restated(sentence, episode.text) or contrasted(sentence, episode.text)):
             if not any(holds_shape(text, episode.text, previous_speaker=by) for text, by in between):
                 return meant, episode  # about this sentence, not a statement in between
         between.append((episode.text, episode.speaker))

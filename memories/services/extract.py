@@ -37,6 +37,7 @@ from memories.extraction.extractors import Extractor
 from memories.extraction.offline.amend import (
     CORRECTION_AMONG, CORRECTION_WITHIN, amended, answers_question, correction_read, holds_shape, may_reply, spells_out,
 )
+from memories.extraction.offline.contrast import marked as contrast_marked
 from memories.extraction.schemas import ExtractedFact, Extraction, ReconcileDecision
 from memories.extraction.vocabulary import (
     CORRECTION_ATTRIBUTE, CORRECTS_CURRENT, REPLACEMENT_ATTRIBUTE, SINGLE_VALUED_SUFFIXES, canonical_attribute, is_single_valued,
@@ -304,7 +305,8 @@ def _amendment_read(episode: Episode, extraction: Extraction, *, extractor: Extr
     right?") gives the facts of the statement it checked, as answered, beside them. Unchanged when nothing is amended."""
     if len(episode.text or "") > AMEND_LONGEST:
         return extraction  # a message, not a short correction or reply
-    if correction_read(episode.text) is None and not may_reply(episode.text, people) and not spells_out(episode.text):
+    if correction_read(episode.text) is None and not may_reply(episode.text, people) and not spells_out(episode.text) \
+            and not contrast_marked(episode.text):
         return extraction  # neither opens as a correction nor could correct as a reply: nothing to look up
     earlier = (Episode.objects.filter(scope=episode.scope, occurred_at__gte=episode.occurred_at - CORRECTION_WITHIN)
                .filter(Q(occurred_at__lt=episode.occurred_at) | Q(occurred_at=episode.occurred_at, pk__lt=episode.pk))
@@ -332,7 +334,7 @@ def _amendment_read(episode: Episode, extraction: Extraction, *, extractor: Extr
         # The correction's own facts stay, but not a reply's that only says its value again ("Dana it's 26 with
         # partners" read alone: "dana it: 26 with partners"): the corrected fact says it.
         read = correction_read(episode.text, previous=said.text, previous_speaker=who)
-        value = normalize_value(read.value) if read.reply else ""
+        value = normalize_value(read.value) if read is not None and read.reply else ""
         own = [f for f in extraction.facts if canonical_attribute(f.attribute) != CORRECTION_ATTRIBUTE
                and not (value and f" {value} " in f" {normalize_value(f.value)} ")]
         return extraction.model_copy(update={"facts": corrected + own})

@@ -250,6 +250,13 @@ Wiltshire garden centre's staff chat, 230 questions), written blind by a helper 
 124 → 124 (its floor; totals only, unstudied); blind t–ab without heldout-x 920 → 925 (heldout-u 100 → 101, -y 104 →
 107, -z 154 → 155), heldout-ad 113 → 114, heldout-af 96, -ag 120, -ah 92 unchanged; development 3,080 → 3,091 (heldout-d
 180 → 182, -i 147 → 150, -k 139 → 140, -l 130 → 131, -m 128 → 129, -x 96 → 99), nothing lost.
+Stop 52: a correction that sets the new value beside the old one ("sorry sorry — CROWN. ardagh was the other quote",
+"it's unit 6 on the paperwork tomas. unit 4 is the tile place", "make that 60 lengths of 22mm, tom says 40 wont touch it",
+"no wait, we're doing the open day at the clubhouse": `contrast.contrasted`) corrects the statement before it.
+heldout-aj.yaml (a Leeds and York architecture practice's chat, 230 questions), written blind by a helper and committed
+before its first run: 87 → 88 (its floor; totals only, unstudied); blind t–ab without heldout-x 925 → 937, heldout-ad
+114 → 115, heldout-af 96 → 101, -ag 120, -ah 92, -ai 124 unchanged; development 3,091 → 3,112 (22 gained, 1 lost: the
+floors below).
 Through recorded model replies: not done (no model is reachable here to record replies for these
 suites' statements)."""
 
@@ -266,22 +273,23 @@ TARGET = 0.90  # the issue's; not reached offline
 
 @pytest.mark.parametrize("suite, right, questions", [("heldout-a.yaml", 153, 174), ("heldout-b.yaml", 68, 68), ("heldout-c.yaml", 159, 167),
                                                         ("heldout-d.yaml", 182, 236), ("heldout-e.yaml", 174, 254),
-                                                        ("heldout-f.yaml", 128, 191), ("heldout-g.yaml", 132, 190),
-                                                        ("heldout-h.yaml", 139, 191), ("heldout-i.yaml", 150, 220), ("heldout-j.yaml", 132, 222),
-                                                        ("heldout-k.yaml", 140, 232),
+                                                        ("heldout-f.yaml", 128, 191), ("heldout-g.yaml", 133, 190),
+                                                        ("heldout-h.yaml", 139, 191), ("heldout-i.yaml", 151, 220), ("heldout-j.yaml", 133, 222),
+                                                        ("heldout-k.yaml", 141, 232),
                                                         ("heldout-l.yaml", 131, 230), ("heldout-m.yaml", 129, 230),
-                                                        ("heldout-n.yaml", 92, 230), ("heldout-o.yaml", 130, 230),
-                                                        ("heldout-p.yaml", 128, 230), ("heldout-q.yaml", 141, 230),
-                                                        ("heldout-r.yaml", 128, 230), ("heldout-s.yaml", 121, 230),
-                                                        ("heldout-t.yaml", 114, 230), ("heldout-u.yaml", 101, 230),
-                                                        ("heldout-v.yaml", 89, 230), ("heldout-w.yaml", 108, 230),
-                                                        ("heldout-x.yaml", 99, 230), ("heldout-y.yaml", 107, 230),
+                                                        ("heldout-n.yaml", 92, 230), ("heldout-o.yaml", 135, 230),
+                                                        ("heldout-p.yaml", 131, 230), ("heldout-q.yaml", 141, 230),
+                                                        ("heldout-r.yaml", 128, 230), ("heldout-s.yaml", 125, 230),
+                                                        ("heldout-t.yaml", 117, 230), ("heldout-u.yaml", 103, 230),
+                                                        ("heldout-v.yaml", 92, 230), ("heldout-w.yaml", 109, 230),
+                                                        ("heldout-x.yaml", 104, 230), ("heldout-y.yaml", 109, 230),
                                                         ("heldout-z.yaml", 155, 230),
-                                                        ("heldout-aa.yaml", 137, 230), ("heldout-ab.yaml", 114, 230),
-                                                        ("heldout-ac.yaml", 118, 230), ("heldout-ad.yaml", 114, 230),
-                                                        ("heldout-ae.yaml", 140, 230),
-                                                        ("heldout-af.yaml", 96, 230), ("heldout-ag.yaml", 120, 230),
-                                                        ("heldout-ah.yaml", 92, 230), ("heldout-ai.yaml", 124, 230)])
+                                                        ("heldout-aa.yaml", 137, 230), ("heldout-ab.yaml", 115, 230),
+                                                        ("heldout-ac.yaml", 119, 230), ("heldout-ad.yaml", 115, 230),
+                                                        ("heldout-ae.yaml", 143, 230),
+                                                        ("heldout-af.yaml", 101, 230), ("heldout-ag.yaml", 120, 230),
+                                                        ("heldout-ah.yaml", 92, 230), ("heldout-ai.yaml", 124, 230),
+                                                        ("heldout-aj.yaml", 88, 230)])
 def test_the_held_out_suites_answer_at_their_floor_offline(cast, suite, right, questions):
     report = run_scenarios(owner=cast.owner, path=SCENARIOS / suite)
     assert report["provider"] == "offline" and report["failed_extractions"] == 0 and report["questions"] == questions

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from functools import lru_cache
 
+from memories.extraction.offline.contrast import contrasted
 from memories.extraction.offline.truecase import english
 
 # A short correction is about a statement at most this long before it and among the scope's last
@@ -358,12 +359,19 @@ def _value_in(clause: str) -> str:
     return ""
 
 
-def amended(previous: str, correction: str, *, same_speaker: bool = True, previous_speaker: str = "") -> str | None:
+def amended(previous: str, correction: str, *, same_speaker: bool = True, previous_speaker: str = "", contrast: bool = True) -> str | None:
     """`previous` as `correction` says it should have been, or None when the correction is not a
     short one or names nothing in `previous` that it could replace. A name after an apology alone
     corrects only its speaker's own statement ("Sorry, John." to John is no correction). A reply
     (`Correction.reply`) to a checking question gives the statement the question checked, as corrected
-    ("the deposit on the season leases is $150 right?", "$200 Nico": "the deposit on the season leases is $200")."""
+    ("the deposit on the season leases is $150 right?", "$200 Nico": "the deposit on the season leases is $200").
+    A correction that sets the new value beside the old one ("sorry — CROWN. ardagh was the other quote") is read by
+    `contrast.contrasted` when it is not a short one of these (unless `contrast` is False)."""
+    return _short_amended(previous, correction, same_speaker=same_speaker, previous_speaker=previous_speaker) \
+        or (contrasted(previous, correction) if contrast else None)
+
+
+def _short_amended(previous: str, correction: str, *, same_speaker: bool, previous_speaker: str) -> str | None:
     read = correction_read(correction, previous=previous, previous_speaker=previous_speaker)
     if read is None or not previous:
         return None
@@ -443,9 +451,14 @@ def _declarative(question: str, *, value_at: int) -> str:
 
 def holds_shape(previous: str, correction: str, *, previous_speaker: str = "") -> bool:
     """Whether `previous` says something a short `correction` could be about: the wrong value it
-    names, or a value of the new value's shape. The statement a correction corrects is the latest
+    names, or a value of the new value's shape; or the old value of a correction that sets the new one
+    beside it (`contrast.contrasted`). The statement a correction corrects is the latest
     one that does (chatter in between, "5 mins", is passed over; a statement that does but cannot
     be amended without guessing stops the search)."""
+    return _holds_short(previous, correction, previous_speaker=previous_speaker) or contrasted(previous, correction) is not None
+
+
+def _holds_short(previous: str, correction: str, *, previous_speaker: str) -> bool:
     read = correction_read(correction, previous=previous, previous_speaker=previous_speaker)
     if read is None or not previous:
         return False
