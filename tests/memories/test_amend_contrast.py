@@ -57,6 +57,8 @@ def test_a_correction_setting_the_new_value_beside_the_old_is_read(previous, cor
     ("the offsite is in porto, flights via lisbon", "sorry, it's porto. lisbon was only the flight"),
     # "it's" before talk, not a value
     ("adoption sounds awesome", "Thanks so much! It's beautiful! adoption is a big step for us"),
+    # a long message is no correction: read on its own
+    ("the leaving do is at the fox and hounds", "sorry — it's the red lion. fox and hounds is the pub by the station. " + "more news. " * 40),
 ])
 def test_talk_and_whole_statements_are_not_read_as_a_contrast(previous, correction):
     assert contrasted(previous, correction) is None

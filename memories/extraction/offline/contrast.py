@@ -20,6 +20,10 @@ is not found once in the statement or the new value is already there.
 import re
 from functools import lru_cache
 
+# A correction is a line or two (as the extractor's AMEND_LONGEST): a longer message is read on its own, and the answers
+# never scan a pasted document for one.
+LONGEST = 400
+
 # Words that mark a message as correcting something said before it, wherever they are.
 _SIGNAL = re.compile(
     r"\b(?:correction|corrected|autocorrect(?:ed)?|typo|i meant|no wait|wait no|scratch that|my mistake|misspoke|"
@@ -231,7 +235,7 @@ def contrasted(previous: str, correction: str) -> str | None:
     (see the module's docstring), or None."""
     text = re.sub(r"[’‘]", "'", (correction or "").strip())
     previous = re.sub(r"[’‘]", "'", previous or "")
-    if not text or not previous:
+    if not text or not previous or len(text) > LONGEST:
         return None
     signalled = bool(_SIGNAL.search(text))
     clauses = _clauses(text)
