@@ -24,8 +24,8 @@ from tests.retrieval.test_answer_span import say  # noqa: F401  (a fixture: stat
      "the leaving do is at the red lion"),
     # the old value after "not" in the same clause, with an article ("not a 30")
     ("the boiler at flat 2 is a 28 kW", "mo its a 35 kW not a 28, I checked the plate", "the boiler at flat 2 is a 35 kW"),
-    ("the quiz team is called brain drain", "her name's not brain drain it's quizzly bears, we voted",
-     "the quiz team is called quizzly bears"),
+    ("the quiz team is called the Brainiacs", "her name's not the Brainiacs it's Quizzly Bears, we voted",
+     "the quiz team is called the Quizzly Bears"),
     # "make that …": the words the value shares with the statement stay the statement's
     ("we need 30 boxes of a4 for the exam week", "make that 45 boxes of a4, 30 won't cover the mocks", "we need 45 boxes of a4 for the exam week"),
     # "I meant …", "scratch that …, we're staying with …"
@@ -34,8 +34,10 @@ from tests.retrieval.test_answer_span import say  # noqa: F401  (a fixture: stat
     # the value's word before the old one belongs to it: "level three" for "level two"
     ("the plant room is on level two", "no wait, level THREE. two is the comms room", "the plant room is on level three"),
     # no value said as one: what follows the same word as in the statement ("at the hall" for "at the park")
-    ("sports day is friday 3 july at the park", "no wait, sports day is moving indoors at the hall, the park flooded",
-     "sports day is friday 3 july at the hall"),
+    ("sports day is friday 3 july at Heath Park", "no wait, sports day is moving indoors at the Leisure Centre, Heath Park flooded",
+     "sports day is friday 3 july at Leisure Centre"),
+    # "why did I say …" names the old value
+    ("wedding's in lisbon next june!!", "PORTO. why did i say lisbon?? it's his hometown", "wedding's in porto next june!!"),
 ])
 def test_a_correction_setting_the_new_value_beside_the_old_is_read(previous, correction, meant):
     assert contrasted(previous, correction) == meant
@@ -57,6 +59,9 @@ def test_a_correction_setting_the_new_value_beside_the_old_is_read(previous, cor
     ("the offsite is in porto, flights via lisbon", "sorry, it's porto. lisbon was only the flight"),
     # "it's" before talk, not a value
     ("adoption sounds awesome", "Thanks so much! It's beautiful! adoption is a big step for us"),
+    # a word of correction, but the word shared is talk, not a value ("new", "customer"): another statement's
+    ("happy new year, who left a banana in the drawer", "we've renamed the quiet room: it's the willow room now. new sofa"),
+    ("the hire van is back at the depot", "sorry, I meant the new van. the depot closes at 6"),
     # a long message is no correction: read on its own
     ("the leaving do is at the fox and hounds", "sorry — it's the red lion. fox and hounds is the pub by the station. " + "more news. " * 40),
 ])

@@ -3,18 +3,21 @@
 Chat often corrects a statement not by ellipsis ("sorry, 150") but by setting the two values side by
 side: "sorry sorry — CROWN. ardagh was the other quote" after "new can supplier from september is
 ardagh"; "it's fernwood studio 🙃 studio fern is the florist on main st" after "we've hired studio
-fern for the logo refresh"; "no wait, we're doing the open day at the clubhouse, gull cove's access
-road is shut" after "open day 2026 is saturday 28 march at gull cove". `contrasted` reads such a
+fern for the logo refresh"; "no wait, sports day is moving indoors at the Leisure Centre, Heath Park
+flooded" after "sports day is friday 3 july at Heath Park". `contrasted` reads such a
 message against the statement before it: the old value is a phrase of the statement that the
 correction mentions again outside the new value's clause (or after "not"); the new value is what
 the correction says it is ("it's …", "I meant …", "… is called …", a shouted word, a bare first
 clause), or else what follows the same word that comes before the old value in the statement ("at
-gull cove" → "at the clubhouse"). The statement with the old value replaced is what the speaker
+Heath Park" → "at the Leisure Centre"). The statement with the old value replaced is what the speaker
 meant, read by the extractor and the answers like any other (`amend.amended` falls back to it).
 
-It needs a word that marks a correction ("sorry", "correction", "I meant", "wrong", "autocorrect",
-"fell through", "actually" …) or a value shouted in capitals, and it says nothing when the old value
-is not found once in the statement or the new value is already there.
+It needs the old value named as wrong (after "not", or set apart as the other thing: "… was last
+year's quote", "… is the tile place", "why did I say …"), or else a word that marks a correction
+("correction", "I meant", "no wait", "scratch that", an opening "sorry" …) with an old value that
+looks like one (a number, a name, a weekday or a month). It says nothing when the old value is not
+found once in the statement, the new value is already there, or the message is longer than a line
+or two.
 """
 
 import re
@@ -180,15 +183,40 @@ def _old_value(previous: str, text: str, *, outside: tuple[int, int], value: str
                 continue
             if sum(1 for i in range(len(said) - size + 1) if [w[0] for w in said[i:i + size]] == run) != 1:
                 continue  # said more than once: which one is meant is not clear
+            # after "not" ("THURSDAY not tuesday", "a 25 kW not a 30")
             after_not = any(i > 0 and spoken[i - 1] in ("not", "a", "an", "the") and "not" in spoken[max(0, i - 2):i] for i in at)
-            apart = any(i in opening and _SET_APART.match(text, mentioned[i + size - 1][2]) for i in at)
+            apart = any(i in opening and _SET_APART.match(text, mentioned[i + size - 1][2]) for i in at) \
+                or any(i > 0 and spoken[i - 1] in ("say", "said") and "why" in spoken[max(0, i - 4):i] for i in at)  # "PORTO. why did i say lisbon??"
             found.append((after_not, apart, size, -index, said[index][1], said[index + size - 1][2]))
         if found:
             break
     if not found:
         return None
     best = max(found)
-    return best[4], best[5], best[0] or best[1]
+    start, end = best[4], best[5]
+    if best[0] or best[1]:
+        return start, end, True  # after "not", or set apart as the other thing: "west slip's fine", whatever its words
+    # Else (a word of correction alone) the old value must look like one ("happy new year" names none): a number, a name
+    # (a capital inside the statement, or a word no dictionary holds: "nobivac", "triodos"), a weekday or a month.
+    return (start, end, False) if _value_like(previous, start, end) else None
+
+
+def _value_like(previous: str, start: int, end: int) -> bool:
+    """Whether the words of `previous` from `start` to `end` look like a value, not talk: a number, a name (capitalised
+    other than as the first word of a sentence, or no English word), a weekday or a month."""
+    from memories.extraction.offline.truecase import english
+
+    for match in _WORD.finditer(previous, start, end):
+        word = match[0]
+        first = not previous[: match.start()].strip() or re.search(r"[.!?:]\s*$", previous[: match.start()])
+        if any(ch.isdigit() for ch in word) or (word[:1].isupper() and not first) or not english(word.lower()) \
+                or _CALENDAR.fullmatch(word):
+            return True
+    return False
+
+
+_CALENDAR = re.compile(r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?|january|february|march|april|may|june|july|august|"
+                       r"september|october|november|december", re.I)
 
 
 # What follows an old value set apart in a clause of its own, as the other or the old thing: "ADT was last year's
@@ -197,7 +225,8 @@ _SET_APART = re.compile(
     r"(?:'s|\s+(?:is|was|are|were))\s+(?!the\s+(?:best|worst|most|greatest|biggest|same)\b)"  # praise, not the other thing
     r"(?:the|last|other|old|only|just|two|three|\d|full|closed|shut|dead|fine|gone|cancelled|"
     r"dropped|scrapped|binned|ditched|replaced|out|over|finished|booked|double|wrong)\b"
-    r"|\s+(?:lost|fell through|only did|didn'?t|never|got (?:pulled|dropped|cancelled|scrapped|binned))\b",
+    r"|\s+(?:lost|fell through|only did|didn'?t|never|got (?:pulled|dropped|cancelled|scrapped|binned)|fine|dead|shut|closed|full|gone|"
+    r"cancelled)\b",
     re.I,
 )
 # The first word of talk after "it's", not of a value.
@@ -211,8 +240,8 @@ _CHATTY = re.compile(
 
 
 def _aligned(previous: str, old: tuple[int, int], text: str, clauses: list[tuple[int, int]]) -> tuple[int, int, tuple[int, int], bool] | None:
-    """The new value said after the same word that comes before the old one in `previous` ("… at gull cove" →
-    "… at the clubhouse"), in a clause that does not mention the old value."""
+    """The new value said after the same word that comes before the old one in `previous` ("… at Heath Park" →
+    "… at the Leisure Centre"), in a clause that does not mention the old value."""
     before = [w for w in _words(previous[: old[0]]) if w[0] not in ("the", "a", "an")]
     if not before or before[-1][0] not in ("at", "in", "to", "with", "by", "on"):
         return None
