@@ -23,6 +23,7 @@ from functools import lru_cache
 
 from memories.extraction.offline.contrast import contrasted
 from memories.extraction.offline.truecase import english
+from memories.extraction.offline.words import CLAUSE_WORDS, SMALL_WORDS
 
 # A short correction is about a statement at most this long before it and among the scope's last
 # few episodes before it (the extractor looks back from the correction, the answers forward from
@@ -91,8 +92,7 @@ _SAYS_VALUE = re.compile(r"(?:it'?s|it is|it'll be|it will be|make that|make it|
 _NOT = re.compile(r"(?:^|[,.;:]\s*|\s)not\s+(?:the\s+)?(?P<wrong>(?:[^,.;:!?]|(?<=\d)[:.](?=\d))+?)\s*(?=[,;!?]|[.:](?!\d)|\s[—–-]\s|$)", re.I)
 # The old value named by where the thing was: "we moved it out of routing", "instead of Jira".
 _OUT_OF = re.compile(r"\b(?:out of|instead of|rather than|away from|off)\s+(?:the\s+)?(?P<wrong>[A-Z][\w.&+-]*(?:\s+[A-Z][\w.&+-]*)*|[\w][\w.+-]*)")
-_STOP = frozenset("a an the of in on at to for and or but is are was were be it its it's we our i my me you your this that "
-                  "with from by as not no so just now then above here there".split())
+_STOP = SMALL_WORDS
 
 
 # Chat's mark of a correction to the line before: "*35", "*Wednesday".
@@ -100,7 +100,7 @@ _STAR = re.compile(r"^\*\s*(?=[\w£$€])")
 # A short value, then the wrong one: "14 JULY not june", "unit 21 not 12", "Small but important: it's £148k, not £184k".
 _VALUE_NOT = re.compile(r"(?:(?:it'?s|it is|that'?s|we'?re|we are)(?:\s+(?:at|in))?\s+)?(?P<value>[^,.;:!?]{1,40}?)[,.]?\s+not\s+(?:the\s+)?(?P<wrong>[^,.;:!?]+?)\s*(?=[,.;:!?]|$)", re.I)
 # A word of a clause of its own ("the fridge is not working"), not of a value.
-_CLAUSE_WORD = re.compile(r"\b(?:is|are|was|were|be|been|do|does|did|has|have|had|will|would|can|could|should|i|we|you|they|he|she|it|there|this|that)\b", re.I)
+_CLAUSE_WORD = re.compile(rf"\b(?:{'|'.join(CLAUSE_WORDS)})\b", re.I)
 
 
 def _named_wrong(text: str, previous: str) -> int | None:

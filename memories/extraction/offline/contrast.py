@@ -23,6 +23,8 @@ or two.
 import re
 from functools import lru_cache
 
+from memories.extraction.offline.words import CLAUSE_WORDS, MONTHS, SMALL_WORDS, WEEKDAYS
+
 # A correction is a line or two (as the extractor's AMEND_LONGEST): a longer message is read on its own, and the answers
 # never scan a pasted document for one.
 LONGEST = 400
@@ -52,10 +54,8 @@ _VALUE_END = re.compile(
     r"his|her|my|our|their|your|me|him|them|us)\b",
     re.I,
 )
-_STOP = frozenset("a an the of in on at to for and or but is are was were be it its it's we our i my me you your this that "
-                  "with from by as not no so just now then above here there he she they his her their them us".split())
-_CLAUSE_WORD = re.compile(r"\b(?:is|are|was|were|be|been|do|does|did|has|have|had|will|would|can|could|should|i|we|you|"
-                          r"they|he|she|it|there|this|that|said|say)\b", re.I)
+_STOP = SMALL_WORDS | {"he", "she", "they", "his", "her", "their", "them", "us"}
+_CLAUSE_WORD = re.compile(rf"\b(?:{'|'.join(CLAUSE_WORDS + ('said', 'say'))})\b", re.I)
 # What opens a clause without being part of a value: "sorry", "no wait", "correction:", "omg", "so" (matched at a
 # clause's start).
 _OPENERS = re.compile(
@@ -174,8 +174,8 @@ def _old_value(previous: str, text: str, *, outside: tuple[int, int], value: str
             run = [w[0] for w in said[index:index + size]]
             if _small(run[0]) or _small(run[-1]) or set(run) <= kept:
                 continue
-            if size == 1 and len(run[0]) < 3 and not run[0].isdigit():
-                continue
+            if size == 1 and len(run[0]) < 3 and not any(ch.isdigit() for ch in run[0]):
+                continue  # "ok", "pm": too short to be a value, unless it holds a digit ("4B", "9")
             if value and any(ch.isdigit() for ch in "".join(run)) != numeric:
                 continue  # a number stands for a number, words for words
             at = [i for i in range(len(spoken) - size + 1) if spoken[i:i + size] == run and (i == 0 or spoken[i - 1] != "still")]
@@ -215,8 +215,7 @@ def _value_like(previous: str, start: int, end: int) -> bool:
     return False
 
 
-_CALENDAR = re.compile(r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?|january|february|march|april|may|june|july|august|"
-                       r"september|october|november|december", re.I)
+_CALENDAR = re.compile(rf"(?:{'|'.join(WEEKDAYS)})s?|{'|'.join(MONTHS)}", re.I)
 
 
 # What follows an old value set apart in a clause of its own, as the other or the old thing: "ADT was last year's

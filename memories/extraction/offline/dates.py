@@ -6,13 +6,13 @@ import re
 from datetime import datetime, time, timedelta
 
 from memories.extraction.offline.context import Context
-from memories.extraction.offline.words import NUMBER_WORDS
+from memories.extraction.offline.words import NUMBER_WORDS, WEEKDAYS
 
 MONTHS = (
     "january|february|march|april|may|june|july|august|september|october|november|december|"
     "jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
 )
-_WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_WEEKDAYS = "|".join(WEEKDAYS)
 _NUM = r"(?:\d+|a couple of|couple of|a few|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
 _UNIT = r"(?:days?|weeks?|months?|years?)"
 

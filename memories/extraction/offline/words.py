@@ -25,6 +25,16 @@ NOT_NAMES = FIRST_PERSON | set(
     dear absolutely exactly right true yay aww hmm hm um uh wait look see listen bye goodbye welcome
     """.split()
 )
+# Weekday and month names in full, lowercase.
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+          "november", "december")
+# Words too small to be a value or to tell two messages apart, for the readers of corrections (amend, contrast).
+SMALL_WORDS = frozenset("a an the of in on at to for and or but is are was were be it its it's we our i my me you your "
+                        "this that with from by as not no so just now then above here there".split())
+# Words that make a phrase a clause of its own ("the fridge is not working"), not a value.
+CLAUSE_WORDS = tuple("is are was were be been do does did has have had will would can could should i we you they he "
+                     "she it there this that".split())
 # Starts of a value that make it a description, not a name ("a startup", "my place").
 DETERMINERS = set(
     "a an my your his her our their its this that these those some any every each no another other such "
