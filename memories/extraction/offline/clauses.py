@@ -161,9 +161,17 @@ _DROPPED_I = re.compile(r"^(?:(?:originally|also)\s+)?(?:(?P<verb>live|lived|gre
 _DROPPED_I_FROM = re.compile(r"^(?:originally\s+)?from\s+(?P<name>(?-i:[A-Z])[\w\-]+(?:\s+(?-i:[A-Z])[\w\-]+){0,2})(?:\s+originally)?$", re.I)
 
 
+# ... or with a move of house ("Finally moved to Wainuiomata, bye Stokes Valley", "moving to port ellery next month",
+# "Also moving from Bishopston to Stroud"): the adverb before it goes with the "I" (a rule reads the verb first).
+_DROPPED_I_MOVE = re.compile(r"^(?:(?:originally|also|finally|just|officially|now)\s+)?(?:(?P<moved>moved|relocated)|(?P<moving>moving|relocating))"
+                             r"(?=\s+(?:(?:house|home)\s+)?(?:back\s+)?(?:to|from|out of)\s+\S)", re.I)
+
+
 def said_without_i(text: str) -> str:
     """The phrase with the "I" chat left out put back ("live in Staveley with Jo" → "I live in Staveley with Jo",
-    "from Brno" → "I am from Brno"); any other phrase as it was."""
+    "from Brno" → "I am from Brno", "finally moved to Leeds" → "I moved to Leeds"); any other phrase as it was."""
+    if m := _DROPPED_I_MOVE.match(text):
+        return f"I {m['moved'] or 'am ' + m['moving']}{text[m.end():]}"
     if m := _DROPPED_I.match(text):
         return f"I {text}" if m["verb"] else f"I am {text}" if m["am"] else f"I was {text}"
     if (m := _DROPPED_I_FROM.match(text)) and m["name"].split()[0].lower() not in NOT_NAMES:

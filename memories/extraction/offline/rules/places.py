@@ -10,9 +10,40 @@ from memories.extraction.offline.values import cut_value, place_name, proper_nam
 from memories.extraction.offline.words import NOT_NAMES
 
 
+# A move of house under way ("I'm moving to Kendal!", "moving to port ellery next month, the flat's lease is up"),
+# not wished for or weighed ("thinking of moving to Leeds", "might be moving to Bath"): where they live from when it is
+# said, or from the time the clause names; a person's, or a team's only as "moving house" (the speaker's household,
+# `offline._household`: "we're moving to Notion" is `progressive_done`'s).
+_MOVING = re.compile(r"^(?:am|is|are)\s+(?:moving|relocating)(?P<house>\s+(?:house|home))?(?:\s+back|\s+over|\s+out)?\s+(?P<rest>(?:from|to)\s+.+)$", re.I)
+_WEIGHED = re.compile(r"\b(?:hope|hoping|thinking|considering|might|maybe|probably|possibly|perhaps|plan|planning|if|whether|"
+                      r"dream|someday|one day|eventually)\b", re.I)
+# What tells a move of house from a move of job or team ("moving to the platform team"): a town the gazetteer holds, or
+# a home named beside it ("found a flat off Stricklandgate", "the canal street flat's lease is up").
+_HOME_SAID = re.compile(r"\b(?:house|home|flat|apartment|place|cottage|bungalow|lease|landlord|keys|mortgage|rent|"
+                        r"new address|removal van|movers|packing|boxes)\b", re.I)
+
+
+def _moving_home(pred: Predicate, subject: str, clause: Clause, ctx: Context, confidence: float) -> bool:
+    """A person's move of house said as under way (`_MOVING`)."""
+    m = _MOVING.match(pred.text)
+    if not m or pred.negated or (ctx.team and subject == ctx.team and not m["house"]) or _WEIGHED.search(ctx.sentence or clause.text):
+        return False
+    parts: dict[str, str] = {}
+    for segment in re.finditer(r"(?:^|\s)(from|to)\s+", m["rest"], re.I):
+        parts.setdefault(segment[1].lower(), cut_value(m["rest"][segment.end():]))
+    to = place_name(parts.get("to", ""), clause, trim=True)
+    if not to or to.split()[0].lower() in NOT_NAMES or not (known_place(to) or _HOME_SAID.search(ctx.sentence or clause.text)):
+        return False
+    origin = place_name(parts.get("from", ""), clause, trim=True)
+    fact_add(ctx, clause, subject, "lives_in", to, obj=to, obj_kind="place", previous=origin, confidence=min(confidence, 0.8))
+    return True
+
+
 def rule_move(pred: Predicate, subject: str, clause: Clause, ctx: Context, confidence: float) -> bool:
+    if _moving_home(pred, subject, clause, ctx, confidence):
+        return True
     m = re.match(
-        r"^(?:moved|relocated|have moved|has moved)(?:\s+(?:house|home|flats?|apartments?))?(?:\s+back|\s+here|\s+over|\s+out|\s+all the way)?\s+"
+        r"^(?:moved|relocated|have moved|has moved)(?P<house>\s+(?:house|home|flats?|apartments?))?(?:\s+back|\s+here|\s+over|\s+out|\s+all the way)?\s+"
         r"(?P<rest>(?:from|to|out of|away from)\s+.+)$",
         pred.text,
         re.I,
@@ -22,7 +53,7 @@ def rule_move(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
     rest = m["rest"]
     # A team lives nowhere: its "we moved to Utrecht" is the speaker's household (`offline._household`), but
     # its "we moved to Notion" is a tool, told from a town by the gazetteer.
-    team_moved = bool(ctx.team) and subject == ctx.team
+    team_moved = bool(ctx.team) and subject == ctx.team and not m["house"]  # "we moved house": a household's, whatever the towns
     if out := re.match(r"^(?:out of|away from)\s+(?P<place>.+)$", rest, re.I):
         place = proper_name(cut_value(out["place"]), clause)
         if (into := re.match(r"^(?:out of|away from)\s+.+?\s+(?:to|into)\s+(?P<to>.+)$", rest, re.I)) and place \
