@@ -259,6 +259,13 @@ before its first run: 87 → 88 (its floor; totals only, unstudied); blind t–a
 floors below). heldout-ak.yaml (a Norfolk ferry and seal-trip operator's chat, 230 questions), written blind by a helper
 and committed before its first run: 102 before and after the rule's last tightening (a word of correction alone needs
 an old value that looks like one), the one change it judged (its floor; totals only).
+Stop 53: a move of house under way ("I'm moving to Kendal! found a flat …") or said without "I" ("Finally moved to
+Wainuiomata") is where the speaker lives. heldout-al.yaml (a Sussex Weald vineyard's chat, 230 questions), written blind
+by a helper and committed before its first run: 120 → 120 (its floor; totals only, unstudied); blind t–ab without
+heldout-x 935 → 936, heldout-ai 124 → 125, heldout-aj 88 → 86, the others unchanged; development 3,110 → 3,114 (the
+floors below). heldout-am.yaml (a Sheffield bouldering centre's chat, 230 questions), written blind by a helper and
+committed before its first run: 142 before and after a change it judged and that was not taken (a "who supplies …?"
+question asking for a firm; its floor, totals only).
 Through recorded model replies: not done (no model is reachable here to record replies for these
 suites' statements)."""
 
@@ -275,14 +282,14 @@ TARGET = 0.90  # the issue's; not reached offline
 
 @pytest.mark.parametrize("suite, right, questions", [("heldout-a.yaml", 153, 174), ("heldout-b.yaml", 68, 68), ("heldout-c.yaml", 159, 167),
                                                         ("heldout-d.yaml", 182, 236), ("heldout-e.yaml", 174, 254),
-                                                        ("heldout-f.yaml", 128, 191), ("heldout-g.yaml", 133, 190),
-                                                        ("heldout-h.yaml", 139, 191), ("heldout-i.yaml", 151, 220), ("heldout-j.yaml", 133, 222),
-                                                        ("heldout-k.yaml", 141, 232),
-                                                        ("heldout-l.yaml", 131, 230), ("heldout-m.yaml", 129, 230),
+                                                        ("heldout-f.yaml", 129, 191), ("heldout-g.yaml", 133, 190),
+                                                        ("heldout-h.yaml", 138, 191), ("heldout-i.yaml", 151, 220), ("heldout-j.yaml", 133, 222),
+                                                        ("heldout-k.yaml", 142, 232),
+                                                        ("heldout-l.yaml", 133, 230), ("heldout-m.yaml", 129, 230),
                                                         ("heldout-n.yaml", 92, 230), ("heldout-o.yaml", 135, 230),
-                                                        ("heldout-p.yaml", 130, 230), ("heldout-q.yaml", 141, 230),
-                                                        ("heldout-r.yaml", 128, 230), ("heldout-s.yaml", 125, 230),
-                                                        ("heldout-t.yaml", 117, 230), ("heldout-u.yaml", 103, 230),
+                                                        ("heldout-p.yaml", 130, 230), ("heldout-q.yaml", 142, 230),
+                                                        ("heldout-r.yaml", 127, 230), ("heldout-s.yaml", 126, 230),
+                                                        ("heldout-t.yaml", 118, 230), ("heldout-u.yaml", 103, 230),
                                                         ("heldout-v.yaml", 92, 230), ("heldout-w.yaml", 109, 230),
                                                         ("heldout-x.yaml", 103, 230), ("heldout-y.yaml", 108, 230),
                                                         ("heldout-z.yaml", 155, 230),
@@ -290,8 +297,9 @@ TARGET = 0.90  # the issue's; not reached offline
                                                         ("heldout-ac.yaml", 119, 230), ("heldout-ad.yaml", 115, 230),
                                                         ("heldout-ae.yaml", 143, 230),
                                                         ("heldout-af.yaml", 101, 230), ("heldout-ag.yaml", 120, 230),
-                                                        ("heldout-ah.yaml", 92, 230), ("heldout-ai.yaml", 124, 230),
-                                                        ("heldout-aj.yaml", 88, 230), ("heldout-ak.yaml", 102, 230)])
+                                                        ("heldout-ah.yaml", 92, 230), ("heldout-ai.yaml", 125, 230),
+                                                        ("heldout-aj.yaml", 86, 230), ("heldout-ak.yaml", 102, 230),
+                                                        ("heldout-al.yaml", 120, 230), ("heldout-am.yaml", 142, 230)])
 def test_the_held_out_suites_answer_at_their_floor_offline(cast, suite, right, questions):
     report = run_scenarios(owner=cast.owner, path=SCENARIOS / suite)
     assert report["provider"] == "offline" and report["failed_extractions"] == 0 and report["questions"] == questions
