@@ -23,14 +23,21 @@ _HOME_SAID = re.compile(r"\b(?:house|home|flat|apartment|place|cottage|bungalow|
                         r"new address|removal van|movers|packing|boxes)\b", re.I)
 
 
+def _ends(rest: str) -> dict[str, str]:
+    """The ends a move names after its verb ("from Bishopston to Stroud with Ciarán"): the value after the first "from"
+    and the first "to", each cut at its phrase's end."""
+    parts: dict[str, str] = {}
+    for segment in re.finditer(r"(?:^|\s)(from|to)\s+", rest, re.I):
+        parts.setdefault(segment[1].lower(), cut_value(rest[segment.end():]))
+    return parts
+
+
 def _moving_home(pred: Predicate, subject: str, clause: Clause, ctx: Context, confidence: float) -> bool:
     """A person's move of house said as under way (`_MOVING`)."""
     m = _MOVING.match(pred.text)
     if not m or pred.negated or (ctx.team and subject == ctx.team and not m["house"]) or _WEIGHED.search(ctx.sentence or clause.text):
         return False
-    parts: dict[str, str] = {}
-    for segment in re.finditer(r"(?:^|\s)(from|to)\s+", m["rest"], re.I):
-        parts.setdefault(segment[1].lower(), cut_value(m["rest"][segment.end():]))
+    parts = _ends(m["rest"])
     to = place_name(parts.get("to", ""), clause, trim=True)
     if not to or to.split()[0].lower() in NOT_NAMES or not (known_place(to) or _HOME_SAID.search(ctx.sentence or clause.text)):
         return False
@@ -65,10 +72,7 @@ def rule_move(pred: Predicate, subject: str, clause: Clause, ctx: Context, confi
             fact_add(ctx, clause, subject, "lives_in", place, obj=place, obj_kind="place", negated=True, confidence=confidence)
             return True
         return False
-    parts: dict[str, str] = {}
-    for segment in re.finditer(r"(?:^|\s)(from|to)\s+", rest, re.I):
-        value = cut_value(rest[segment.end() :])
-        parts.setdefault(segment[1].lower(), value)
+    parts = _ends(rest)
     to = place_name(parts.get("to", ""), clause)
     origin = place_name(parts.get("from", ""), clause)
     if team_moved and to and not known_place(to):
