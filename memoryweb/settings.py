@@ -428,6 +428,9 @@ RETRIEVAL_WINDOWS_NEAR_TURNS = env_int("RETRIEVAL_WINDOWS_NEAR_TURNS", 30, minim
 # this many MB in all, and its conversation lists (turns, ±1 and ±2 windows) computed exactly from them
 # instead of by three graph searches (retrieval/matrix.py); 0: off. 100,000 turns of 384 dimensions: 154 MB.
 RETRIEVAL_MATRIX_MB = env_int("RETRIEVAL_MATRIX_MB", 256, minimum=0)
+# Decoded BM25 packs (retrieval/packs.py) a process keeps between questions, least recently used first out, at most
+# this many MB (28 bytes a posting); 0: every question reads its packs' arrays from the database again.
+RETRIEVAL_PACK_CACHE_MB = env_int("RETRIEVAL_PACK_CACHE_MB", 256, minimum=0)
 # That matrix product through BLAS, on as many threads as it has cores, instead of numpy's loop on one core (the
 # default: one core leaves the other to the database's BM25 at the same moment; docs/ARCHITECTURE.md, "One core for the
 # product").

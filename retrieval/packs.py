@@ -9,6 +9,11 @@ is a copy; numpy then scores every document holding any of the question's lexeme
 exhaustive ranking itself (`bm25_exact`), not a bound on it: the whole list is exact, not only its
 first ten.
 
+A process keeps the packs it read last, decoded (`_PackCache`, at most RETRIEVAL_PACK_CACHE_MB): a
+question sends the `built_at` of the packs it holds and gets those rows without their arrays. A
+pack is written whole with a new `built_at` (the clock's, not the transaction's), so a pack held
+at the row's `built_at` (and id, count and largest document) is the row.
+
 A pack is built by the indexer (`packs_refresh`, under the scope's lock, at the end of an index
 run) for each lexeme with at least PACK_MIN_DF postings in a collection of at least PACK_AT
 documents, and built again when the postings added after it reach a share of it (REPACK_SHARE);
@@ -33,8 +38,11 @@ document id, and the best are read in one query with the document filter (for th
 of them when the filter refuses many.
 """
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 
 import numpy as np
 import psycopg
@@ -69,52 +77,64 @@ def bm25_packed(
 ) -> dict[str, list[Hit]]:
     """The exhaustive BM25 ranking's top `limit` per collection (`bm25_exact`'s lists, scores and
     order), from the packs and the rows after them. `passes`, when given, gets what was read."""
-    cells = _cells(scope=scope, weights=weights, speaker=speaker)
+    copies: list = []  # the packs this process held (`_PackCache`)
+    cells = _cells(scope=scope, weights=weights, speaker=speaker, held=copies)
     if passes is not None:
-        passes.append({"packed": sum(1 for cell in cells if cell[1]), "cells": len(cells),
-                       "postings": int(sum(len(cell[0].documents) for cell in cells))})
-    boost = 1 + settings.RETRIEVAL_SPEAKER_BOOST
-    ranked: list[_Ranking] = []  # per collection index
-    for ci in range(len(weights.collections)):
-        mine = [cell for cell, _ in cells if cell.ci == ci]
-        if not mine:
-            ranked.append(_Ranking(np.empty(0), np.empty(0, np.int64)))
-            continue
-        documents = np.concatenate([cell.documents for cell in mine])
-        # One term per posting, in the SQL's steps: (w·tf) / ((tf + k_c) + k_l·length).
-        terms = np.concatenate([
-            (weights.idfs[ci * len(weights.lexemes) + cell.li] * cell.tfs)
-            / ((cell.tfs + weights.k_const[ci]) + weights.k_length[ci] * cell.lengths)
-            for cell in mine
-        ])
-        # bincount adds each document's terms in array order, the lexemes' order: over the id span
-        # when the ids are near together (a score of 0 is a document holding none: every term is
-        # above 0), else over their ranks.
-        low, span = int(documents.min()), int(documents.max() - documents.min()) + 1
-        if span <= DENSE_PER_POSTING * len(documents) + DENSE_SPAN:
-            index = documents - low
-            ranking = _Ranking(np.bincount(index, weights=terms, minlength=span), low=low)
-        else:
-            unique, index = np.unique(documents, return_inverse=True)
-            ranking = _Ranking(np.bincount(index, weights=terms, minlength=len(unique)), unique)
-        if speaker:
-            boosted = np.zeros(len(ranking.scores), dtype=bool)
-            boosted[index[np.concatenate([cell.spoken for cell in mine])]] = True
-            ranking.scores[boosted] = ranking.scores[boosted] * boost
-        ranked.append(ranking)
+        passes.append({"packed": sum(1 for cell in cells if cell[1]), "cells": len(cells), "held": len(copies),
+                       "postings": int(sum(len(part.documents) for parts, _ in cells for part in parts))})
+    count = len(weights.collections)
+    cells = [part for parts, _ in cells for part in parts]  # each cell's pack, then its rows, as the exhaustive ranking adds them
+    if not cells:
+        return _filtered(scope=scope, weights=weights, ranked=[_Ranking(np.empty(0), np.empty(0, np.int64))] * count, limit=limit,
+                         doc_filter=doc_filter, params=params)
+    # Every collection's postings scored at once: a document is in one collection, so its sum is
+    # the same, and at a million turns each array over the id span (the three collections' ids
+    # interleave: each spans them all) is tens of MB to fill and scan, made once instead of once a collection.
+    documents = np.concatenate([cell.documents for cell in cells])
+    # One term per posting, in the SQL's steps: (w·tf) / ((tf + k_c) + k_l·length).
+    terms = np.concatenate([
+        (weights.idfs[cell.ci * len(weights.lexemes) + cell.li] * cell.tfs)
+        / ((cell.tfs + weights.k_const[cell.ci]) + weights.k_length[cell.ci] * cell.lengths)
+        for cell in cells
+    ])
+    owners = np.concatenate([np.full(len(cell.documents), cell.ci, dtype=np.int8) for cell in cells])
+    # bincount adds each document's terms in array order, the lexemes' order within its collection
+    # (the cells come by collection, then lexeme): over the id span when the ids are near together
+    # (a score of 0 is a document holding none: every term is above 0), else over their ranks.
+    low, span = int(documents.min()), int(documents.max() - documents.min()) + 1
+    dense = span <= DENSE_PER_POSTING * len(documents) + DENSE_SPAN
+    if dense:
+        index = documents - low
+        scores = np.bincount(index, weights=terms, minlength=span)
+    else:
+        unique, index = np.unique(documents, return_inverse=True)
+        scores = np.bincount(index, weights=terms, minlength=len(unique))
+    if speaker:
+        boosted = np.zeros(len(scores), dtype=bool)
+        boosted[index[np.concatenate([cell.spoken for cell in cells])]] = True
+        scores[boosted] = scores[boosted] * (1 + settings.RETRIEVAL_SPEAKER_BOOST)
+    owner = np.empty(len(scores), dtype=np.int8)  # each document's collection (read only where a posting wrote it)
+    owner[index] = owners
+    if dense:
+        # Every term is above 0, so a score above 0 is a document holding a lexeme: numpy finds those
+        # in a mask of booleans several times faster than among the floats themselves.
+        holding = np.flatnonzero(scores > 0)
+        of = owner[holding]
+        ranked = [_Ranking(scores, low=low, held=holding[of == ci]) for ci in range(count)]
+    else:
+        ranked = [_Ranking(scores[owner == ci], unique[owner == ci]) for ci in range(count)]
     return _filtered(scope=scope, weights=weights, ranked=ranked, limit=limit, doc_filter=doc_filter, params=params)
 
 
 class _Ranking:
     """A collection's scores: dense over a span of document ids (`documents` None: the document
-    `low` + i, 0 where none of the lexemes is), or one per document of `documents`."""
+    `low` + i, 0 where none of the lexemes is; the span may hold other collections' documents,
+    `held` says which places are this collection's), or one per document of `documents`."""
 
-    def __init__(self, scores: np.ndarray, documents: np.ndarray | None = None, low: int = 0):
-        self.scores, self.documents, self.low = scores, documents, low
-        # Every term is above 0, so a score above 0 is a document holding a lexeme: numpy finds those
-        # in a mask of booleans several times faster than among the floats themselves, once (`best`
-        # may be asked again for more when the document filter refuses many).
-        self.held = np.flatnonzero(scores > 0) if documents is None else None
+    def __init__(self, scores: np.ndarray, documents: np.ndarray | None = None, low: int = 0, held: np.ndarray | None = None):
+        # held: over a span, the places of the collection's documents holding a lexeme (found once:
+        # `best` may be asked again for more when the document filter refuses many).
+        self.scores, self.documents, self.low, self.held = scores, documents, low, held
         self.size = len(self.held) if documents is None else len(documents)
 
     def best(self, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -132,16 +152,90 @@ class _Ranking:
         return documents[order], scores[order]
 
 
-def _cells(*, scope: Scope, weights: _Weights, speaker: str) -> list[tuple[_Cell, bool]]:
-    """Each (collection, lexeme) of the question with postings: its pack and the rows after it, or
+@dataclass(frozen=True)
+class _Packed:
+    """A pack's arrays as numpy reads them (documents, tf and lengths as scored, speaker codes), and
+    the pack row they were read from: its id, `built_at`, postings and largest document. A pack is
+    written whole (PACK_SQL), with a new `built_at` each time, so the same four are the same arrays."""
+
+    version: tuple[int, datetime, int, int]
+    documents: np.ndarray  # int64
+    tfs: np.ndarray  # float64
+    lengths: np.ndarray  # float64
+    codes: np.ndarray  # int32
+
+    @property
+    def nbytes(self) -> int:
+        return self.documents.nbytes + self.tfs.nbytes + self.lengths.nbytes + self.codes.nbytes
+
+
+class _PackCache:
+    """The packs this process read last, decoded, least recently used first out, at most
+    RETRIEVAL_PACK_CACHE_MB in all: a question whose lexemes were asked about before reads their
+    packs' versions, not their arrays (at a million turns a frequent lexeme's pack is 16 MB and more).
+    Keyed by (scope, collection, lexeme); an entry is used only when its version is the row's."""
+
+    def __init__(self):
+        self._entries: OrderedDict[tuple[int, str, str], _Packed] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()  # requests on several threads of one process share it
+
+    def get(self, key: tuple[int, str, str]) -> _Packed | None:
+        with self._lock:
+            packed = self._entries.get(key)
+            if packed is not None:
+                self._entries.move_to_end(key)
+            return packed
+
+    def put(self, key: tuple[int, str, str], packed: _Packed) -> None:
+        budget = settings.RETRIEVAL_PACK_CACHE_MB * 2**20
+        with self._lock:
+            self._drop(key)
+            if packed.nbytes > budget:
+                return
+            for array in (packed.documents, packed.tfs, packed.lengths, packed.codes):
+                array.flags.writeable = False  # shared by every question that reads the pack
+            self._entries[key] = packed
+            self._bytes += packed.nbytes
+            while self._bytes > budget:
+                self._drop(next(iter(self._entries)))
+
+    def discard(self, key: tuple[int, str, str]) -> None:
+        with self._lock:
+            self._drop(key)
+
+    def clear(self, scope: int | None = None) -> None:
+        """Forget every pack held, or the packs of one scope."""
+        with self._lock:
+            for key in [key for key in self._entries if scope is None or key[0] == scope]:
+                self._drop(key)
+
+    def _drop(self, key: tuple[int, str, str]) -> None:
+        packed = self._entries.pop(key, None)
+        if packed is not None:
+            self._bytes -= packed.nbytes
+
+
+_cache = _PackCache()
+
+
+def _cells(*, scope: Scope, weights: _Weights, speaker: str, held: list | None = None) -> list[tuple[list[_Cell], bool]]:
+    """Each (collection, lexeme) of the question with postings, in parts: its pack and the rows after it, or
     its rows alone (no pack, or a pack that does not add up to the df); with whether a pack was
-    used. In the exhaustive ranking's order of terms: by collection, then lexeme, as the database sorts."""
+    used. In the exhaustive ranking's order of terms: by collection, then lexeme, as the database sorts.
+    A pack this process holds (`_PackCache`) at the row's `built_at` comes without its arrays (its
+    key is added to `held`, when given)."""
     count = len(weights.lexemes)
     wanted = [(ci, li) for ci in range(len(weights.collections)) for li in range(count) if weights.dfs[ci * count + li] > 0]
     sql = """
-        SELECT q.ci, q.li, k.postings, k.documents, k.tfs, k.lengths, k.speaker_codes, k.speakers, k.gone,
-               r.n, r.documents, r.tfs, r.lengths, r.spoken
-        FROM unnest(%(ci)s::int[], %(li)s::int[], %(collection)s::text[], %(lexeme)s::text[]) AS q(ci, li, collection, lexeme)
+        SELECT q.ci, q.li, k.id, k.built_at, k.postings, k.max_document,
+               CASE WHEN k.built_at = q.held THEN NULL ELSE k.documents END,
+               CASE WHEN k.built_at = q.held THEN NULL ELSE k.tfs END,
+               CASE WHEN k.built_at = q.held THEN NULL ELSE k.lengths END,
+               CASE WHEN k.built_at = q.held THEN NULL ELSE k.speaker_codes END,
+               k.speakers, k.gone, r.n, r.documents, r.tfs, r.lengths, r.spoken
+        FROM unnest(%(ci)s::int[], %(li)s::int[], %(collection)s::text[], %(lexeme)s::text[], %(held)s::timestamptz[])
+             AS q(ci, li, collection, lexeme, held)
         LEFT JOIN LATERAL (
             SELECT k.*, coalesce((
                 SELECT array_agg(g.document_id) FROM retrieval_postinggone g
@@ -167,38 +261,63 @@ def _cells(*, scope: Scope, weights: _Weights, speaker: str) -> list[tuple[_Cell
         ORDER BY q.collection, q.lexeme
     """
 
+    def key(ci: int, li: int) -> tuple[int, str, str]:
+        return scope.pk, weights.collections[ci], weights.lexemes[li]
+
     def read(cells: list[tuple[int, int]], rows_only: bool) -> list:
+        held = [None if rows_only or (packed := _cache.get(key(ci, li))) is None else packed.version[1] for ci, li in cells]
         with _server_cursor() as cursor:  # in binary the arrays arrive as stored (in text, bytea comes as hex)
             cursor.execute(sql, binary=True, params={
-                "scope": scope.pk, "speaker": speaker, "rows_only": rows_only,
+                "scope": scope.pk, "speaker": speaker, "rows_only": rows_only, "held": held,
                 "ci": [ci for ci, _ in cells], "li": [li for _, li in cells],
                 "collection": [weights.collections[ci] for ci, _ in cells], "lexeme": [weights.lexemes[li] for _, li in cells],
             })
             return cursor.fetchall()
 
-    out: dict[tuple[int, int], tuple[_Cell, bool]] = {}
+    out: dict[tuple[int, int], tuple[list[_Cell], bool]] = {}
     stale = []
     rows = read(wanted, rows_only=False)
     order = [(row[0], row[1]) for row in rows]
-    for ci, li, packed, p_docs, p_tfs, p_lengths, p_codes, p_speakers, gone, n, r_docs, r_tfs, r_lengths, r_spoken in rows:
+    for (ci, li, pack_id, built_at, packed, max_document, p_docs, p_tfs, p_lengths, p_codes, p_speakers, gone,
+         n, r_docs, r_tfs, r_lengths, r_spoken) in rows:
         parts = [_rows(ci, li, r_docs, r_tfs, r_lengths, r_spoken)]
         if packed is not None:
+            pack = _pack(key(ci, li), (pack_id, built_at, packed, max_document), p_docs, p_tfs, p_lengths, p_codes)
+            if pack is None:
+                stale.append((ci, li))  # held at that build time, but not this very pack: read the rows
+                continue
+            if p_docs is None and held is not None:
+                held.append(key(ci, li))
             code = p_speakers.index(speaker) + 1 if speaker and speaker in p_speakers else -1
-            pack = _arrays(ci, li, p_docs, p_tfs, p_lengths, np.frombuffer(p_codes, ">i4") == code)
+            cell = _Cell(ci, li, pack.documents, pack.tfs, pack.lengths, pack.codes == code)
             if gone:  # entries whose postings were deleted or rewritten since: their rows are read instead
-                live = ~np.isin(pack.documents, np.asarray(gone, dtype=np.int64))
-                pack = _Cell(ci, li, pack.documents[live], pack.tfs[live], pack.lengths[live], pack.spoken[live])
-            if len(pack.documents) + n != weights.dfs[ci * count + li]:
+                live = ~np.isin(cell.documents, np.asarray(gone, dtype=np.int64))
+                cell = _Cell(ci, li, cell.documents[live], cell.tfs[live], cell.lengths[live], cell.spoken[live])
+            if len(cell.documents) + n != weights.dfs[ci * count + li]:
                 stale.append((ci, li))  # a posting written below the pack by another path: read the rows
                 continue
-            parts.insert(0, pack)
-        out[(ci, li)] = (_Cell(
-            ci, li, *(np.concatenate([getattr(part, name) for part in parts]) for name in ("documents", "tfs", "lengths", "spoken")),
-        ), packed is not None)
+            parts.insert(0, cell)
+        else:
+            _cache.discard(key(ci, li))  # dropped (an erasure) or never built: nothing of it kept here
+        out[(ci, li)] = (parts, packed is not None)  # not joined here: the caller joins every cell's parts at once
     if stale:
         for ci, li, *_, r_docs, r_tfs, r_lengths, r_spoken in read(stale, rows_only=True):
-            out[(ci, li)] = (_rows(ci, li, r_docs, r_tfs, r_lengths, r_spoken), False)
+            out[(ci, li)] = ([_rows(ci, li, r_docs, r_tfs, r_lengths, r_spoken)], False)
     return [out[cell] for cell in order]
+
+
+def _pack(key: tuple[int, str, str], version: tuple, documents, tfs, lengths, codes) -> _Packed | None:
+    """The pack row's arrays: decoded from the bytes read, or this process's copy when they were not
+    sent (the row's `built_at` is the copy's); None when the copy is not of this very row."""
+    if documents is None:
+        held = _cache.get(key)
+        return held if held is not None and held.version == version else None
+    packed = _Packed(
+        version, np.frombuffer(documents, ">i8").astype(np.int64), np.frombuffer(tfs, ">i2").astype(np.float64),
+        np.frombuffer(lengths, ">i4").astype(np.float64), np.frombuffer(codes, ">i4").astype(np.int32),
+    )
+    _cache.put(key, packed)
+    return packed
 
 
 def _rows(ci: int, li: int, documents, tfs, lengths, spoken) -> _Cell:
@@ -334,6 +453,7 @@ def packs_drop(*, scope: Scope) -> None:
     with connection.cursor() as cursor:
         cursor.execute("DELETE FROM retrieval_postingpack WHERE scope_id = %s", [scope.pk])
         cursor.execute("DELETE FROM retrieval_postinggone WHERE scope_id = %s", [scope.pk])
+    _cache.clear(scope.pk)  # this process's copies too (other processes drop theirs when they next ask, or as they age out)
 
 
 # A lexeme's postings, with its speakers numbered in their sorted order (the codes' array).
@@ -343,7 +463,7 @@ PACK_SQL = """
     SELECT p.scope_id, p.collection, p.lexeme, count(*), max(p.document_id),
            string_agg(int8send(p.document_id), ''::bytea), string_agg(int2send(p.tf::int2), ''::bytea),
            string_agg(int4send(p.length), ''::bytea), string_agg(int4send(p.code::int4), ''::bytea),
-           array_agg(DISTINCT p.speaker ORDER BY p.speaker), now()
+           array_agg(DISTINCT p.speaker ORDER BY p.speaker), clock_timestamp()
     FROM (
         SELECT p.scope_id, p.collection, p.lexeme, p.document_id, p.tf, p.length, p.speaker,
                dense_rank() OVER (PARTITION BY p.collection, p.lexeme ORDER BY p.speaker) AS code

@@ -7,6 +7,7 @@ tested with packs off and on its own."""
 
 import random
 
+import numpy as np
 import pytest
 
 from django.db import connection
@@ -215,6 +216,75 @@ def test_the_fast_top_10_stays_exact_as_documents_come_and_go(seeded, cast, monk
     assert assert_same_top_10(seeded, QUESTIONS) >= PACKED
 
 
+def test_a_question_asked_again_reads_the_packs_held_without_their_arrays(seeded):
+    packs._cache.clear()
+    for question in QUESTIONS:
+        lexemes = query_lexemes(question)
+        first, again = [], []
+        before = bm25_top(scope=seeded, lexemes=lexemes, collections=COLLECTIONS, limit=50, speaker="ada", passes=first)
+        after = bm25_top(scope=seeded, lexemes=lexemes, collections=COLLECTIONS, limit=50, speaker="ada", passes=again)
+        assert again[0]["held"] == again[0]["packed"] == first[0]["packed"], question  # every pack from this process's copy
+        assert after == before, question
+    assert assert_same_top_10(seeded, QUESTIONS) == PACKED
+
+
+def _meet(scope) -> tuple[dict, list]:
+    passes = []
+    return bm25_top(scope=scope, lexemes=["meet"], collections=[Collection.TURN], limit=50, passes=passes), passes
+
+
+def test_a_pack_built_again_is_read_again(seeded):
+    # A posting rewritten and its lexeme packed again, in this test's one transaction (a pack's
+    # built_at is the clock's, not the transaction's): the copy held is not that pack.
+    packs._cache.clear()
+    _meet(seeded)
+    held, passes = _meet(seeded)
+    assert passes[0]["held"] == passes[0]["packed"] == 1
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT document_id FROM retrieval_posting WHERE scope_id = %s AND collection = 'turn' AND lexeme = 'meet'"
+                       " ORDER BY document_id DESC LIMIT 1", [seeded.pk])
+        document = cursor.fetchone()[0]
+        cursor.execute("UPDATE retrieval_posting SET tf = 7 WHERE document_id = %s AND lexeme = 'meet'", [document])
+        cursor.execute(packs.PACK_SQL, [["turn"], ["meet"], seeded.pk])
+        cursor.execute("DELETE FROM retrieval_postinggone WHERE scope_id = %s", [seeded.pk])
+    fast, passes = _meet(seeded)
+    assert passes[0]["held"] == 0 and passes[0]["packed"] == 1  # the arrays were sent again
+    exact = bm25_exact(scope=seeded, lexemes=["meet"], collections=[Collection.TURN], limit=50)
+    assert by_score(fast["turn"]) == by_score(exact["turn"]) != by_score(held["turn"])
+    assert fast["turn"][0].target_id != held["turn"][0].target_id and fast["turn"][0].score > fast["turn"][1].score  # tf 7 leads
+    again, passes = _meet(seeded)
+    assert passes[0]["held"] == 1 and again == fast
+
+
+def test_no_pack_is_held_without_a_budget(seeded, settings):
+    packs._cache.clear()
+    settings.RETRIEVAL_PACK_CACHE_MB = 0
+    first, passes = _meet(seeded)
+    again, passes = _meet(seeded)
+    assert passes[0]["held"] == 0 and passes[0]["packed"] == 1 and again == first
+
+
+def test_the_packs_held_stay_within_their_budget_least_recently_used_out(settings):
+    settings.RETRIEVAL_PACK_CACHE_MB = 1
+    cache = packs._PackCache()
+
+    def pack(n: int) -> packs._Packed:  # 28 bytes a posting
+        return packs._Packed((n, None, n, n), np.arange(n, dtype=np.int64), np.ones(n), np.ones(n), np.ones(n, dtype=np.int32))
+
+    third = 2**20 // 3 // 28  # postings: a third of the budget
+    for lexeme in "abc":
+        cache.put((1, "turn", lexeme), pack(third))
+    assert cache.get((1, "turn", "a")) is not None  # used: now the most recent
+    cache.put((1, "turn", "d"), pack(third))
+    assert cache.get((1, "turn", "b")) is None and all(cache.get((1, "turn", x)) is not None for x in "acd")
+    cache.put((2, "turn", "e"), pack(2**20 // 28 + 1))  # larger than the whole budget: not held
+    assert cache.get((2, "turn", "e")) is None and cache.get((1, "turn", "d")) is not None
+    with pytest.raises(ValueError):
+        cache.get((1, "turn", "a")).documents[0] = 5  # shared by every question: read-only
+    cache.clear(scope=1)
+    assert all(cache.get((1, "turn", x)) is None for x in "acd")
+
+
 def test_a_statement_deleting_or_updating_packed_postings_records_them_gone(seeded):
     packed = set(PostingPack.objects.filter(scope=seeded).values_list("collection", "lexeme"))
     assert ("turn", "coffe") in packed and ("turn", "meet") in packed
@@ -242,8 +312,11 @@ def test_an_erasure_drops_the_scope_packs(seeded, cast):
     from memories.models import Entity
 
     Entity.objects.create(scope=seeded, name="Ada", kind="person")
+    assert assert_same_top_10(seeded, QUESTIONS) == PACKED
+    assert any(key[0] == seeded.pk for key in packs._cache._entries)
     subject_erase(principal=Principal(user=cast.owner), scope=seeded, subject="Ada")
     assert not PostingPack.objects.filter(scope=seeded).exists() and not PostingGone.objects.filter(scope=seeded).exists()
+    assert not any(key[0] == seeded.pk for key in packs._cache._entries)  # nor copies of them in this process
     assert packs.packs_due(scope=seeded)
 
 
