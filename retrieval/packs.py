@@ -265,10 +265,10 @@ def _cells(*, scope: Scope, weights: _Weights, speaker: str, held: list | None =
         return scope.pk, weights.collections[ci], weights.lexemes[li]
 
     def read(cells: list[tuple[int, int]], rows_only: bool) -> list:
-        held = [None if rows_only or (packed := _cache.get(key(ci, li))) is None else packed.version[1] for ci, li in cells]
+        versions = [None if rows_only or (packed := _cache.get(key(ci, li))) is None else packed.version[1] for ci, li in cells]
         with _server_cursor() as cursor:  # in binary the arrays arrive as stored (in text, bytea comes as hex)
             cursor.execute(sql, binary=True, params={
-                "scope": scope.pk, "speaker": speaker, "rows_only": rows_only, "held": held,
+                "scope": scope.pk, "speaker": speaker, "rows_only": rows_only, "held": versions,
                 "ci": [ci for ci, _ in cells], "li": [li for _, li in cells],
                 "collection": [weights.collections[ci] for ci, _ in cells], "lexeme": [weights.lexemes[li] for _, li in cells],
             })
@@ -312,10 +312,8 @@ def _pack(key: tuple[int, str, str], version: tuple, documents, tfs, lengths, co
     if documents is None:
         held = _cache.get(key)
         return held if held is not None and held.version == version else None
-    packed = _Packed(
-        version, np.frombuffer(documents, ">i8").astype(np.int64), np.frombuffer(tfs, ">i2").astype(np.float64),
-        np.frombuffer(lengths, ">i4").astype(np.float64), np.frombuffer(codes, ">i4").astype(np.int32),
-    )
+    cell = _arrays(0, 0, documents, tfs, lengths, np.frombuffer(codes, ">i4").astype(np.int32))
+    packed = _Packed(version, cell.documents, cell.tfs, cell.lengths, cell.spoken)  # `spoken` holds the codes here
     _cache.put(key, packed)
     return packed
 
